@@ -1,0 +1,1 @@
+"""Evaluators. Importing this package registers every evaluator."""

@@ -1,0 +1,1 @@
+"""Video generators (policies). Importing this package registers every policy."""

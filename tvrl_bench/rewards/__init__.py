@@ -1,0 +1,1 @@
+"""Frozen critics (rewards). Importing this package registers every reward."""

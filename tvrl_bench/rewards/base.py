@@ -1,0 +1,77 @@
+"""The reward contract: a frozen critic that scores (video, question) pairs, differentiable w.r.t. the video.
+
+A question-answering critic asks each prompt's checks ("Is there a red circle?"), so prompt i has K_i scores.
+A critic with score heads (VideoAlign's VQ/MQ/TA, a 1-5 score per dimension) names its heads in `score_names`
+and sets `uses_checks = False`: then every prompt has the same K scores, one per head.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import torch
+from torch import nn
+
+
+class Reward(nn.Module, ABC):
+    """A frozen critic. Subclasses implement `score_pairs`; `score` and the pair expansion are shared."""
+
+    uses_checks: bool = True
+    score_names: tuple[str, ...] = ()
+    # Input preprocessing the critic declares (for logs and presets): frames sampled, (H, W) size, fps.
+    frames: int | None = None
+    size: tuple[int, int] | None = None
+    fps: float | None = None
+
+    def freeze(self) -> "Reward":
+        """Make every parameter frozen and the module eval-mode; call at the end of `__init__`."""
+        for p in self.parameters():
+            p.requires_grad_(False)
+        return self.eval()
+
+    @abstractmethod
+    def score_pairs(self, videos: torch.Tensor, prompts: list[str], questions: list[str]) -> torch.Tensor:
+        """Scores [P] for P pairs: videos[P, F, 3, H, W] in [0, 1], one prompt and one question each.
+
+        Differentiable w.r.t. `videos`; pair p's score depends on videos[p] only.
+        """
+
+    def questions(self, checks: list[list[str]] | list[tuple[str, ...]]) -> list[list[str]]:
+        """The questions scored for each prompt: its checks, or the score heads for a head-based critic."""
+        if self.uses_checks:
+            return [list(c) for c in checks]
+        return [list(self.score_names) for _ in checks]
+
+    def score_mask(self, checks: list[list[str]] | list[tuple[str, ...]]) -> torch.Tensor:
+        """[B, K] True where prompt i has a k-th question (K = the most questions of any prompt)."""
+        per_prompt = [len(q) for q in self.questions(checks)]
+        k = max(per_prompt) if per_prompt else 0
+        return torch.arange(k)[None, :] < torch.tensor(per_prompt)[:, None]
+
+    def pairs(
+        self, video: torch.Tensor, prompts: list[str], checks: list[list[str]] | list[tuple[str, ...]]
+    ) -> tuple[torch.Tensor, list[str], list[str], torch.Tensor]:
+        """Expand B videos into their (video, question) pairs.
+
+        Returns (video index [P], prompts [P], questions [P], flat position [P] in the [B, K] score grid).
+        """
+        questions = self.questions(checks)
+        k = max((len(q) for q in questions), default=0)
+        index, pair_prompts, pair_questions, flat = [], [], [], []
+        for i, qs in enumerate(questions):
+            for j, q in enumerate(qs):
+                index.append(i)
+                pair_prompts.append(prompts[i])
+                pair_questions.append(q)
+                flat.append(i * k + j)
+        return torch.tensor(index, dtype=torch.long), pair_prompts, pair_questions, torch.tensor(flat, dtype=torch.long)
+
+    def score(
+        self, video: torch.Tensor, prompts: list[str], checks: list[list[str]] | list[tuple[str, ...]]
+    ) -> torch.Tensor:
+        """Scores [B, K] for video[B, F, 3, H, W]; entries beyond a prompt's questions are 0 (see score_mask)."""
+        index, pair_prompts, pair_questions, flat = self.pairs(video, prompts, checks)
+        b, k = len(prompts), int(self.score_mask(checks).shape[1])
+        pair_scores = self.score_pairs(video[index], pair_prompts, pair_questions)
+        out = pair_scores.new_zeros(b * k)
+        return out.index_put((flat.to(out.device),), pair_scores).reshape(b, k)
