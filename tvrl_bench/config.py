@@ -83,6 +83,9 @@ def resolve(path: str | os.PathLike[str]) -> Path:
 
 
 def _install_search_paths() -> None:
+    # gin's "Python package resource" reader crashes (TypeError) on a folder that is a namespace package, such
+    # as components/ when the checkout is on sys.path; plain files are all tvrl-bench reads, so drop it.
+    gin.config._FILE_READERS[:] = [(r, exists) for r, exists in gin.config._FILE_READERS if r is open]
     for prefix in search_paths():
         if str(prefix) not in gin.config._LOCATION_PREFIXES:
             gin.add_config_file_search_path(str(prefix))

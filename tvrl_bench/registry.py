@@ -95,7 +95,8 @@ def register(family: str, name: str) -> Callable[[Any], Any]:
     """
     if family not in FAMILIES:
         raise RegistryError(
-            f"unknown family '{family}' while registering '{name}'; families are: {', '.join(FAMILIES)}"
+            f"unknown family '{family}' while registering '{name}'{suggest(family, FAMILIES)} "
+            f"(families: {', '.join(FAMILIES)})"
         )
 
     def decorate(target: Any) -> Any:

@@ -1,0 +1,89 @@
+"""The credit-router contract and the steps shared by gradient-based routers.
+
+A router maps the critic's pixel-level gradient magnitudes to per-token weights on the generator's token grid:
+
+    c_ik = pool_to_tokens(g_ik)      g[B, K, F, H, W] -> c[B, K, T', H', W'] (mean over each token's footprint)
+    c_ik = shape(c_ik)               router-specific: identity, k x k window average, per-frame sum, ...
+    w_ik = c_ik / mean(c_ik)         mean weight 1 per rollout and check
+    w_i  = combine_k(w_ik)           mean over the prompt's checks by default
+
+Weights are detached and have mean exactly 1 per rollout.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import torch
+
+from tvrl_bench.tokens import TokenGrid, pixels_to_tokens
+
+COMBINE_MODES = ("mean", "max", "pooled")
+
+
+class CreditRouter(ABC):
+    """Maps (grads[B, K, F, H, W] or None, video[B, F, 3, H, W], grid) to weights[B, T', H', W'] (mean 1)."""
+
+    needs_grads: bool = True
+
+    @abstractmethod
+    def __call__(
+        self,
+        grads: torch.Tensor | None,
+        video: torch.Tensor,
+        grid: TokenGrid,
+        mask: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """Weights [B, T', H', W'], detached, mean 1 per rollout. mask[B, K] marks the real checks."""
+
+
+def normalise(maps: torch.Tensor, eps: float = 1e-12) -> torch.Tensor:
+    """Scale each map [..., T', H', W'] to mean 1; an all-zero map (no gradient) becomes uniform."""
+    mean = maps.mean(dim=(-3, -2, -1), keepdim=True)
+    flat = torch.ones_like(maps)
+    return torch.where(mean > eps, maps / mean.clamp_min(eps), flat)
+
+
+def combine(weights: torch.Tensor, mask: torch.Tensor | None, mode: str = "mean") -> torch.Tensor:
+    """Combine per-check maps w[B, K, T', H', W'] (each mean 1) into w[B, T', H', W'] with mean 1.
+
+    mode: "mean" of the checks' maps (METHOD.md default), "max" elementwise maximum then renormalised, or
+    "pooled": raw maps summed before normalising (handled by the caller passing raw maps here).
+    """
+    if mode not in COMBINE_MODES:
+        raise ValueError(f"credit combine mode must be one of {COMBINE_MODES}, got '{mode}'")
+    b, k = weights.shape[:2]
+    if mask is None:
+        mask = torch.ones(b, k, dtype=torch.bool, device=weights.device)
+    m = mask.to(weights.device, weights.dtype).reshape(b, k, 1, 1, 1)
+    if mode == "max":
+        combined = torch.where(m > 0, weights, torch.full_like(weights, -torch.inf)).amax(dim=1)
+    else:
+        combined = (weights * m).sum(dim=1) / m.sum(dim=1).clamp_min(1)
+    return normalise(combined)
+
+
+class GradientRouter(CreditRouter):
+    """A router built from the critic's gradients: pool to tokens, shape the maps, normalise, combine."""
+
+    needs_grads = True
+
+    def __init__(self, combine: str = "mean"):
+        if combine not in COMBINE_MODES:
+            raise ValueError(f"credit combine must be one of {COMBINE_MODES}, got '{combine}'")
+        self.combine = combine
+
+    def shape_maps(self, maps: torch.Tensor) -> torch.Tensor:
+        """Router-specific transform of token maps [B, K, T', H', W'] (identity here)."""
+        return maps
+
+    def __call__(self, grads, video, grid, mask=None):
+        if grads is None:
+            raise ValueError(f"{type(self).__name__} routes credit from critic gradients but got none")
+        with torch.no_grad():
+            maps = self.shape_maps(pixels_to_tokens(grads.detach().to(torch.float32), grid))
+            if self.combine == "pooled":
+                m = torch.ones(maps.shape[:2], dtype=torch.bool) if mask is None else mask
+                maps = (maps * m.to(maps.device, maps.dtype)[..., None, None, None]).sum(dim=1, keepdim=True)
+                return combine(normalise(maps), None, "mean")
+            return combine(normalise(maps), mask, self.combine)

@@ -1,0 +1,22 @@
+"""Objectives: group-relative advantages, the credit-weighted clipped ratio loss and its per-token variant."""
+
+from tvrl_bench.objectives import grpo  # noqa: F401  (registers the components)
+from tvrl_bench.objectives.advantages import group_advantages
+from tvrl_bench.objectives.grpo import Objective
+from tvrl_bench.objectives.losses import (
+    clipped_surrogate,
+    credit_weighted_grpo_loss,
+    gaussian_mean_kl,
+    per_token_ratio_loss,
+    weighted_log_prob,
+)
+
+__all__ = [
+    "Objective",
+    "clipped_surrogate",
+    "credit_weighted_grpo_loss",
+    "gaussian_mean_kl",
+    "group_advantages",
+    "per_token_ratio_loss",
+    "weighted_log_prob",
+]

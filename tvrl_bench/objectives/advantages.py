@@ -1,0 +1,38 @@
+"""Group-relative advantages (GRPO): each rollout's reward against the other rollouts of its prompt."""
+
+from __future__ import annotations
+
+import torch
+
+
+def group_advantages(
+    rewards: torch.Tensor,
+    group_ids: torch.Tensor,
+    std_mode: str = "group",
+    eps: float = 1e-4,
+    clip: float | None = 5.0,
+) -> torch.Tensor:
+    """A_i = (R_i - mean of i's group) / (std + eps), optionally clipped to [-clip, clip].
+
+    rewards[B] float; group_ids[B] long (rollouts of one prompt share an id). std_mode: "group" (std within
+    each group, Flow-GRPO's per-prompt stats), "global" (std over the whole batch, Dr.GRPO-style), or "none"
+    (mean-centred only). Std is the population std (unbiased=False), as the references compute it.
+    """
+    if std_mode not in ("group", "global", "none"):
+        raise ValueError(f"std_mode must be 'group', 'global' or 'none', got '{std_mode}'")
+    rewards = rewards.to(torch.float32)
+    _, inverse = torch.unique(group_ids, return_inverse=True)
+    n_groups = int(inverse.max()) + 1
+    counts = torch.zeros(n_groups).index_add_(0, inverse, torch.ones_like(rewards))
+    means = torch.zeros(n_groups).index_add_(0, inverse, rewards) / counts
+    centred = rewards - means[inverse]
+    if std_mode == "group":
+        var = torch.zeros(n_groups).index_add_(0, inverse, centred**2) / counts
+        advantages = centred / (var.sqrt()[inverse] + eps)
+    elif std_mode == "global":
+        advantages = centred / (rewards.std(unbiased=False) + eps)
+    else:
+        advantages = centred
+    if clip is not None:
+        advantages = advantages.clamp(-clip, clip)
+    return advantages
