@@ -1,0 +1,118 @@
+"""Toy datasets: reproducible train / eval prompt sets sharing no scene, and (prompt, video) training batches.
+
+- `toy_prompt_set(...)`, registered as `datasets.toy`: a PromptSet of prompts with their checks. Eval prompts
+  are drawn first from the seed, then train prompts whose scene signature (background and the sorted
+  (colour, shape, motion) of the sprites) is not an eval one, so the eval set depends on (seed, n_eval,
+  difficulty) only and the two splits share no scene.
+- `training_batch(n, rng, difficulty, exclude)`: `n` random scenes with prompts, checks and rendered videos,
+  for pretraining the toy policy and learned critics; pass `exclude=signatures(prompt_set.eval)` to keep
+  eval scenes out of pretraining.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+import torch
+
+from tvrl_bench.prompts import PromptItem, PromptSet
+from tvrl_bench.registry import register
+from tvrl_bench.world.checks import checks_for
+from tvrl_bench.world.difficulty import DEFAULT, Difficulty, from_knobs
+from tvrl_bench.world.grammar import parse_prompt, prompt_of
+from tvrl_bench.world.render import render_batch
+from tvrl_bench.world.scene import Rng, Scene, SceneDescription, as_random, sample_scene, sample_scenes
+
+
+def unique_descriptions(n: int, rng: Rng, difficulty: Difficulty = DEFAULT, exclude: Iterable[tuple] = ()) -> list[SceneDescription]:
+    """`n` feasible scene descriptions with distinct signatures, none in `exclude`, in the order drawn."""
+    r = as_random(rng)
+    seen = set(exclude)
+    found: list[SceneDescription] = []
+    draws = 0
+    while len(found) < n:
+        draws += 1
+        if draws > 200 * (n + 10):
+            raise ValueError(
+                f"found only {len(found)} of {n} distinct toy scenes at difficulty '{difficulty.name}' "
+                f"(excluding {len(set(exclude))}); ask for fewer prompts or a larger world (more colours, shapes, sprites)"
+            )
+        description = sample_scene(r, difficulty).description()
+        if description.signature not in seen:
+            seen.add(description.signature)
+            found.append(description)
+    return found
+
+
+def signatures(items: Iterable[PromptItem | str]) -> frozenset[tuple]:
+    """Scene signatures of prompts (PromptItems or prompt texts): what to exclude to keep a split unseen."""
+    return frozenset(parse_prompt(i.prompt if isinstance(i, PromptItem) else i).signature for i in items)
+
+
+def prompt_item(scene: SceneDescription | Scene, count: bool = False) -> PromptItem:
+    """The PromptItem (prompt text and checks) of a scene."""
+    return PromptItem(prompt_of(scene), checks_for(scene, count))
+
+
+@register("datasets", "toy")
+def toy_prompt_set(
+    seed: int = 0,
+    n_train: int = 512,
+    n_eval: int = 64,
+    difficulty: str = "default",
+    size: int | None = None,
+    frames: int | None = None,
+    min_sprites: int | None = None,
+    max_sprites: int | None = None,
+    n_colours: int | None = None,
+    n_backgrounds: int | None = None,
+    shapes: tuple[str, ...] | None = None,
+    min_size: int | None = None,
+    max_size: int | None = None,
+    speed: int | None = None,
+    count_checks: bool | None = None,
+) -> PromptSet:
+    """Toy-world prompts with their checks: reproducible from a seed, train and eval sharing no scene.
+
+    `difficulty` names a preset ("default": 16 x 16 x 8, "hard": 32 x 32 x 8); the other knobs override it
+    (None keeps the preset's value; see tvrl_bench.world.difficulty.from_knobs).
+    """
+    if n_train < 0 or n_eval < 0:
+        raise ValueError(f"datasets.toy: n_train={n_train} and n_eval={n_eval} must be >= 0")
+    d = from_knobs(
+        difficulty, size=size, n_colours=n_colours, n_backgrounds=n_backgrounds, frames=frames,
+        min_sprites=min_sprites, max_sprites=max_sprites, shapes=shapes, min_size=min_size, max_size=max_size,
+        speed=speed, count_checks=count_checks,
+    )
+    eval_scenes = unique_descriptions(n_eval, as_random(seed), d)
+    # A separate stream for train, so the eval set does not change with n_train.
+    train_scenes = unique_descriptions(n_train, as_random(seed + 1_000_003), d, exclude={s.signature for s in eval_scenes})
+    return PromptSet(
+        name=f"toy-{d.name}",
+        train=tuple(prompt_item(s, d.count_checks) for s in train_scenes),
+        eval=tuple(prompt_item(s, d.count_checks) for s in eval_scenes),
+    )
+
+
+@dataclass(frozen=True)
+class ToyBatch:
+    """Training data: scenes, their prompts and checks, and videos[B, F, 3, H, W] in [0, 1]."""
+
+    scenes: tuple[Scene, ...]
+    prompts: tuple[str, ...]
+    checks: tuple[tuple[str, ...], ...]
+    videos: torch.Tensor
+
+
+def training_batch(
+    n: int, rng: Rng, difficulty: Difficulty = DEFAULT, exclude: Iterable[tuple] | None = None
+) -> ToyBatch:
+    """`n` random (prompt, checks, ground-truth video) examples; scenes with a signature in `exclude` are skipped."""
+    scenes = sample_scenes(n, rng, difficulty, exclude=frozenset(exclude) if exclude else None)
+    return ToyBatch(
+        scenes=tuple(scenes),
+        prompts=tuple(prompt_of(s) for s in scenes),
+        checks=tuple(checks_for(s, difficulty.count_checks) for s in scenes),
+        videos=render_batch(scenes),
+    )
