@@ -1,0 +1,181 @@
+"""`regenerate`: every table of a study from MLflow, written to reports/<study>/ and logged to the parent run.
+
+This is what `tvrl-report` runs and what the sweep engine calls at the end of a study.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from tvrl_bench.report import definitions, render
+from tvrl_bench.report import plots as plotting
+from tvrl_bench.report.definitions import MetricTable, TableDefinition, WinrateTable
+from tvrl_bench.report.runs import StudyRuns, load_study_runs, make_client, resolve_tracking_uri
+from tvrl_bench.report.tables import TableResult, build_metric_table
+
+log = logging.getLogger(__name__)
+
+JUDGMENTS_FILE = "judgments.sqlite"
+ARTIFACT_DIR = "reports"
+
+
+def regenerate(
+    study: str,
+    tracking_uri: str | None = None,
+    out_dir: str | Path = "reports",
+    tables: str | list[str] | tuple[str, ...] | None = None,
+    formats: str | list[str] | tuple[str, ...] = render.FORMATS,
+    *,
+    plots: bool = True,
+    log_to_mlflow: bool = True,
+    judgments: str | Path | None = None,
+    table_dirs: list[str | Path] | None = None,
+    max_curve_runs: int = 10,
+    client: Any = None,
+) -> dict[str, Any]:
+    """Regenerate the tables of `study` and return what was done.
+
+    Which tables: `tables` (names or "a,b"); else the parent run's tag `tvrl.tables`; else every table found in
+    `reports/tables/` (see definitions.table_dirs) whose params the runs have (and `winrate` when the study has
+    judgments); the others are skipped with a note. Files: `<out_dir>/<study>/<table>.<fmt>` per format, plus
+    `<table>.curves.png` / `<table>.heatmaps.png` when `plots` and the definition asks for them; all are
+    also logged to the study's parent run under `reports/` when `log_to_mlflow` and a parent run exists.
+    Judgments for win-rate tables are read from `judgments` (default `<out_dir>/judgments.sqlite`).
+
+    Returns {"study", "tracking_uri", "out_dir" (the study folder), "tables": {name: {"files": [paths],
+    "warnings": [...], "title"}}, "skipped": {name: reason}, "files": [every path written], "runs":
+    {"finished", "excluded" ({status: count}), "superseded"}, "parent_run_id", "logged" (bool), "seconds"}.
+    """
+    start = time.perf_counter()
+    formats = render.check_formats(formats)
+    uri = resolve_tracking_uri(tracking_uri) if client is None else (tracking_uri or client.tracking_uri)
+    client = client or make_client(uri)
+    runs = load_study_runs(study, uri, client=client)
+    folder = Path(out_dir) / _safe(study)
+    judgments_path = Path(judgments) if judgments is not None else Path(out_dir) / JUDGMENTS_FILE
+    judged = _read_judgments(judgments_path, study)
+    selected, explicit = _select(tables, runs, judged, table_dirs)
+    summary: dict[str, Any] = {
+        "study": study,
+        "tracking_uri": uri,
+        "out_dir": str(folder),
+        "tables": {},
+        "skipped": {},
+        "files": [],
+        "runs": {
+            "finished": len(runs.trials),
+            "excluded": runs.excluded_counts,
+            "superseded": len(runs.superseded),
+        },
+        "parent_run_id": runs.parent["run_id"] if runs.parent else None,
+        "logged": False,
+    }
+    if status := runs.status_note():
+        log.warning("study '%s': %s", study, status)
+    cache = plotting.HistoryCache(client)
+    for defn in selected:
+        reason = _not_applicable(defn, runs, judged)
+        if reason:
+            summary["skipped"][defn.name] = reason
+            (log.warning if explicit else log.info)("table '%s' skipped: %s", defn.name, reason)
+            continue
+        result = _build(defn, runs, judged)
+        if not explicit and not result.has_data():
+            summary["skipped"][defn.name] = "no cell has data"
+            log.info("table '%s' skipped: no cell has data", defn.name)
+            continue
+        images = _plots(defn, result, client, cache, folder, max_curve_runs) if plots else []
+        files = images + render.write_table(result, folder, formats, [p.name for p in images])
+        summary["tables"][defn.name] = {
+            "title": result.title,
+            "files": [str(p) for p in files],
+            "warnings": list(result.warnings),
+        }
+        summary["files"] += [str(p) for p in files]
+    if log_to_mlflow and runs.parent and summary["files"]:
+        summary["logged"] = _log_files(client, runs.parent["run_id"], summary["files"])
+    summary["seconds"] = time.perf_counter() - start
+    return summary
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[\\/:]+", "_", name)
+
+
+def _read_judgments(path: Path, study: str) -> pd.DataFrame:
+    from tvrl_bench.report.winrate import JudgmentStore
+
+    if not path.is_file():
+        return pd.DataFrame(columns=["study", "prompt", "seed", "method_a", "method_b", "left", "judge", "verdict"])
+    with JudgmentStore(path) as store:
+        return store.frame(study)
+
+
+def _names(tables: str | list[str] | tuple[str, ...]) -> list[str]:
+    if isinstance(tables, str):
+        tables = tables.split(",")
+    return [t.strip() for t in tables if t.strip()]
+
+
+def _select(
+    tables: Any, runs: StudyRuns, judged: pd.DataFrame, table_dirs: list[str | Path] | None
+) -> tuple[list[TableDefinition], bool]:
+    if tables is not None and _names(tables):
+        return [definitions.load_table(n, table_dirs) for n in _names(tables)], True
+    tagged = runs.tables_tag()
+    if tagged:
+        return [definitions.load_table(n, table_dirs) for n in tagged], True
+    available = definitions.available_tables(table_dirs)
+    return [definitions.parse_table_file(p) for p in available.values()], False
+
+
+def _not_applicable(defn: TableDefinition, runs: StudyRuns, judged: pd.DataFrame) -> str | None:
+    if isinstance(defn, WinrateTable):
+        return None if len(judged) else f"no judgments for study '{runs.study}'"
+    if runs.trials.empty:
+        return "the study has no finished trial runs"
+    missing = [p for p in defn.required_params() if not runs.has_param(p)]
+    if missing:
+        return f"no finished run has param{'s' if len(missing) > 1 else ''} {', '.join(missing)}"
+    return None
+
+
+def _build(defn: TableDefinition, runs: StudyRuns, judged: pd.DataFrame) -> TableResult:
+    if isinstance(defn, WinrateTable):
+        from tvrl_bench.report.winrate import build_winrate_table
+
+        return build_winrate_table(defn, judged, runs.study)
+    return build_metric_table(defn, runs)
+
+
+def _plots(
+    defn: TableDefinition, result: TableResult, client: Any, cache: plotting.HistoryCache, folder: Path, max_runs: int
+) -> list[Path]:
+    if not isinstance(defn, MetricTable):
+        return []
+    made = []
+    if defn.curves:
+        path = plotting.plot_curves(result, defn.curves, cache, folder / f"{defn.name}.curves.png", max_runs)
+        if path:
+            made.append(path)
+    if defn.heatmaps:
+        path = plotting.plot_heatmaps(result, client, folder / f"{defn.name}.heatmaps.png")
+        if path:
+            made.append(path)
+    return made
+
+
+def _log_files(client: Any, run_id: str, files: list[str]) -> bool:
+    try:
+        for path in files:
+            client.log_artifact(run_id, path, ARTIFACT_DIR)
+    except Exception as exc:  # the tables are written; failing to attach them must not lose them
+        log.warning("could not log the report files to parent run %s: %s", run_id, exc)
+        return False
+    return True

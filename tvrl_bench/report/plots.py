@@ -1,0 +1,181 @@
+"""Plots beside the tables: training curves per cell (mean and band over seeds) and the latest credit heatmaps.
+
+Curves read the metric histories of at most `max_runs_per_cell` runs per cell (its lowest seeds; the legend says
+how many): one query per metric on a SQL tracking store, else one MLflow request per run.
+Heatmaps take, for every cell, the latest `credit/step_*.png` artifact of its lowest-seed run.
+Figures are drawn with matplotlib's object API (no pyplot, no global backend change).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tvrl_bench.report.tables import CellRuns, TableResult
+
+_STEP = re.compile(r"step_(\d+)\.png$")
+
+
+class HistoryCache:
+    """Metric histories fetched once per (run, metric) and shared by every table of a report.
+
+    On a SQL tracking store one SELECT reads a metric's history for many runs at once; otherwise (or if that
+    fails) it is one `get_metric_history` request per run.
+    """
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self._cache: dict[tuple[str, str], pd.Series] = {}
+
+    def prefetch(self, run_ids: list[str], key: str) -> None:
+        """Read the histories of `key` for every run not cached yet, in one query where the store allows it."""
+        missing = [r for r in dict.fromkeys(run_ids) if (r, key) not in self._cache]
+        if not missing:
+            return
+        rows = _sql_histories(self.client, missing, key)
+        if rows is None:
+            return  # get() falls back to one request per run
+        for run_id in missing:
+            self._cache[(run_id, key)] = _series(rows.get(run_id, []))
+
+    def get(self, run_id: str, key: str) -> pd.Series:
+        """values indexed by step (the last value logged at a step wins), sorted by step."""
+        if (run_id, key) not in self._cache:
+            history = self.client.get_metric_history(run_id, key)
+            self._cache[(run_id, key)] = _series([(m.step, m.timestamp, m.value) for m in history])
+        return self._cache[(run_id, key)]
+
+
+def _series(points: list[tuple[int, int, float]]) -> pd.Series:
+    """(step, timestamp, value) points -> values by step, the latest timestamp winning at a step."""
+    ordered = sorted(points, key=lambda p: (p[0], p[1]))
+    return pd.Series({step: value for step, _, value in ordered}, dtype=float).sort_index()
+
+
+def _sql_histories(client: Any, run_ids: list[str], key: str) -> dict[str, list[tuple[int, int, float]]] | None:
+    try:
+        from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+        from sqlalchemy import bindparam, text
+
+        store = client._tracking_client.store
+        if not isinstance(store, SqlAlchemyStore):
+            return None
+        query = text(
+            "SELECT run_uuid, step, timestamp, value, is_nan FROM metrics WHERE key = :key AND run_uuid IN :ids"
+        ).bindparams(bindparam("ids", expanding=True))
+        out: dict[str, list[tuple[int, int, float]]] = {}
+        with store.engine.connect() as conn:
+            for run_id, step, timestamp, value, is_nan in conn.execute(query, {"key": key, "ids": run_ids}):
+                out.setdefault(run_id, []).append((int(step), int(timestamp), float("nan") if is_nan else float(value)))
+        return out
+    except Exception:  # an unknown schema: the per-run requests still work
+        return None
+
+
+def curve_stats(histories: list[pd.Series]) -> pd.DataFrame:
+    """Per step: mean, std (ddof = 1, NaN with one run) and n over the runs' histories (steps[S] index)."""
+    if not histories:
+        return pd.DataFrame(columns=["mean", "std", "n"])
+    table = pd.concat(histories, axis=1)
+    return pd.DataFrame({"mean": table.mean(axis=1), "std": table.std(axis=1, ddof=1), "n": table.count(axis=1)})
+
+
+def cell_curves(
+    cells: list[CellRuns], metric: str, cache: HistoryCache, max_runs_per_cell: int = 10
+) -> list[tuple[CellRuns, pd.DataFrame, int]]:
+    """(cell, curve_stats, runs used) for every cell that logged `metric`."""
+    cache.prefetch([r for cell in cells for r in cell.run_ids[:max_runs_per_cell]], metric)
+    out = []
+    for cell in cells:
+        used = cell.run_ids[:max_runs_per_cell]
+        histories = [h for h in (cache.get(r, metric) for r in used) if len(h)]
+        if histories:
+            out.append((cell, curve_stats(histories), len(histories)))
+    return out
+
+
+def plot_curves(
+    result: TableResult, metrics: tuple[str, ...], cache: HistoryCache, path: Path, max_runs_per_cell: int = 10
+) -> Path | None:
+    """One panel per metric, one line (mean) and band (± std) per cell; None when no cell logged them."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    panels = [(m, cell_curves(result.cells, m, cache, max_runs_per_cell)) for m in metrics]
+    panels = [(m, curves) for m, curves in panels if curves]
+    if not panels:
+        return None
+    fig = Figure(figsize=(5.5 * len(panels), 3.6))
+    FigureCanvasAgg(fig)
+    for i, (metric, curves) in enumerate(panels):
+        ax = fig.add_subplot(1, len(panels), i + 1)
+        for cell, stats, used in curves:
+            steps = stats.index.to_numpy(dtype=float)
+            (line,) = ax.plot(steps, stats["mean"].to_numpy(), label=f"{cell.label} (n={used})", linewidth=1.4)
+            std = stats["std"].to_numpy()
+            if np.isfinite(std).any():
+                ax.fill_between(steps, stats["mean"] - std, stats["mean"] + std, color=line.get_color(), alpha=0.2,
+                                linewidth=0)
+        ax.set_title(metric, fontsize=10)
+        ax.set_xlabel("step")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"{result.title}: mean ± std over seeds", fontsize=11)
+    fig.subplots_adjust(left=0.8 / fig.get_figwidth(), right=0.98, bottom=0.15, top=0.84, wspace=0.22)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=90)
+    return path
+
+
+def latest_heatmap(client: Any, run_id: str) -> tuple[str, int] | None:
+    """(artifact path, step) of the run's latest credit/step_<N>.png, or None."""
+    try:
+        files = client.list_artifacts(run_id, "credit")
+    except Exception:  # a run without artifacts, or an unreachable artifact store
+        return None
+    found = [(int(m.group(1)), f.path) for f in files if not f.is_dir and (m := _STEP.search(f.path))]
+    if not found:
+        return None
+    step, artifact = max(found)
+    return artifact, step
+
+
+def plot_heatmaps(result: TableResult, client: Any, path: Path) -> Path | None:
+    """A grid with the latest credit heatmap of each cell's lowest-seed run; None when no run has one."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.image import imread
+
+    panels = []
+    with tempfile.TemporaryDirectory(prefix="tvrl-heatmaps-") as tmp:
+        for i, cell in enumerate(result.cells):
+            if not cell.run_ids:
+                continue
+            latest = latest_heatmap(client, cell.run_ids[0])
+            if latest is None:
+                continue
+            artifact, step = latest
+            local = client.download_artifacts(cell.run_ids[0], artifact, str(Path(tmp) / str(i)))
+            panels.append((cell, step, imread(local)))
+        if not panels:
+            return None
+        cols = min(4, len(panels))
+        rows = math.ceil(len(panels) / cols)
+        fig = Figure(figsize=(3.2 * cols, 3.0 * rows))
+        FigureCanvasAgg(fig)
+        for i, (cell, step, image) in enumerate(panels):
+            ax = fig.add_subplot(rows, cols, i + 1)
+            ax.imshow(image)
+            ax.set_title(f"{cell.label}\nseed {cell.seeds[0]}, step {step}", fontsize=8)
+            ax.axis("off")
+        fig.suptitle(f"{result.title}: latest credit heatmaps", fontsize=11)
+        fig.tight_layout()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=90)
+    return path
