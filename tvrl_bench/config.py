@@ -47,6 +47,7 @@ class LoadedConfig:
     files: list[str]
     bindings: list[str]
     top_level: list[Binding] = field(default_factory=list)
+    parsed_files: list[str] = field(default_factory=list)  # every file parsed, includes too, in parse order
 
     def config_text(self) -> str:
         """The files and bindings as one gin text, so a worker process can re-parse exactly this config."""
@@ -113,11 +114,22 @@ def load_config(
     for path in resolved:
         text = Path(path).read_text()
         loaded.top_level += _binding_statements(text, origin=path)
-        _parse(lambda: gin.parse_config_file(path))
+        parsed = _parse(lambda: gin.parse_config_file(path))
+        loaded.parsed_files += _flatten_includes(parsed)
     for text in bindings:
         loaded.top_level += _binding_statements(text, origin="--gin_bindings")
-        _parse(lambda: gin.parse_config(text), binding=text)
+        includes, _ = _parse(lambda: gin.parse_config(text), binding=text)
+        for nested in includes:
+            loaded.parsed_files += _flatten_includes(nested)
     return loaded
+
+
+def _flatten_includes(parsed) -> list[str]:
+    """Files of a gin ParsedConfigFileIncludesAndImports tree in parse order (a file before what it includes)."""
+    files = [parsed.filename]
+    for nested in parsed.includes:
+        files += _flatten_includes(nested)
+    return files
 
 
 def check_unused(loaded: LoadedConfig) -> None:
@@ -183,9 +195,9 @@ _LOCATION = re.compile(r'In file "(.+?)", line (\d+)')
 _NO_FILE = re.compile(r"Unable to open file: (\S+?)\. Searched config paths")
 
 
-def _parse(parse, binding: str | None = None) -> None:
+def _parse(parse, binding: str | None = None):
     try:
-        parse()
+        return parse()
     except SyntaxError as exc:
         raise ConfigError(_syntax_message(exc, "--gin_bindings" if binding else "")) from None
     except (ValueError, OSError) as exc:

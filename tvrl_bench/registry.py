@@ -39,6 +39,14 @@ COMPONENT_MODULES: list[str] = [
     "tvrl_bench.samplers",
     "tvrl_bench.credit",
     "tvrl_bench.objectives",
+    "tvrl_bench.policies",
+    "tvrl_bench.training",
+    "tvrl_bench.tracking",
+    "tvrl_bench.report",
+    "tvrl_bench.world",
+    "tvrl_bench.rewards",
+    "tvrl_bench.evaluation",
+    "tvrl_bench.datasets",
 ]
 
 

@@ -36,6 +36,13 @@ class CreditRouter(ABC):
     ) -> torch.Tensor:
         """Weights [B, T', H', W'], detached, mean 1 per rollout. mask[B, K] marks the real checks."""
 
+    def state_dict(self) -> dict:
+        """Random state to checkpoint (a seeded router resumes where it stopped); none by default."""
+        return {}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore what state_dict returned."""
+
 
 def normalise(maps: torch.Tensor, eps: float = 1e-12) -> torch.Tensor:
     """Scale each map [..., T', H', W'] to mean 1; an all-zero map (no gradient) becomes uniform."""

@@ -17,6 +17,12 @@ class ShuffledRouter(WindowRouter):
         self.seed = seed
         self.generator = torch.Generator().manual_seed(seed)
 
+    def state_dict(self) -> dict:
+        return {"generator": self.generator.get_state()}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.generator.set_state(state["generator"])
+
     def __call__(self, grads, video, grid, mask=None):
         weights = super().__call__(grads, video, grid, mask)
         b = weights.shape[0]

@@ -73,6 +73,18 @@ class Sampler(ABC):
         dt = sigma_next - sigma
         return x + v * dt - (var / (2 * sigma)) * (x + (1 - sigma) * v)
 
+    def transition(
+        self, x: torch.Tensor, v: torch.Tensor, sigma: float | torch.Tensor, sigma_next: float | torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(mean, var) of the step's Gaussian, float32; var is broadcastable against x[B, ...]."""
+        x = x.to(torch.float32)
+        v = v.to(torch.float32)
+        # The variance is a difference of nearby levels (and a log ratio for SAGE): computed in float64.
+        s64, s_next64 = as_levels(sigma, x), as_levels(sigma_next, x)
+        var = self.variance(s64, s_next64).to(torch.float32)
+        s, s_next = s64.to(torch.float32), s_next64.to(torch.float32)
+        return self.mean(x, v, s, s_next, var), var
+
     def step(
         self,
         x: torch.Tensor,
@@ -87,18 +99,12 @@ class Sampler(ABC):
         x, v: [B, C, T, H, W] (any [B, ...]); noise: standard normal like x, drawn from `generator` when None.
         var is broadcastable against x. Deterministic given the noise.
         """
-        x = x.to(torch.float32)
-        v = v.to(torch.float32)
-        # The variance is a difference of nearby levels (and a log ratio for SAGE): computed in float64.
-        s64, s_next64 = as_levels(sigma, x), as_levels(sigma_next, x)
-        var = self.variance(s64, s_next64).to(torch.float32)
-        s, s_next = s64.to(torch.float32), s_next64.to(torch.float32)
-        mean = self.mean(x, v, s, s_next, var)
+        mean, var = self.transition(x, v, sigma, sigma_next)
         if not self.stochastic:
             return mean, mean, var
         if noise is None:
-            noise = torch.randn(x.shape, generator=generator, device=x.device, dtype=torch.float32)
-        return mean + torch.sqrt(var) * noise.to(torch.float32), mean, var
+            noise = torch.randn(x.shape, generator=generator, dtype=torch.float32).to(x.device)
+        return mean + torch.sqrt(var) * noise.to(device=x.device, dtype=torch.float32), mean, var
 
     def log_prob(self, x_next: torch.Tensor, mean: torch.Tensor, var: torch.Tensor) -> torch.Tensor:
         """Per-element log-density of x_next under N(mean, var), float32, same shape as x_next."""

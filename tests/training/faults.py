@@ -1,0 +1,33 @@
+"""A reward that injects faults, for tests that kill or break a real trial mid-way.
+
+Imported by a test's gin file (`import tests.training.faults`); it wraps the toy oracle and, on its N-th
+call in this process (N from an environment variable, so the trial's config and key stay the same across a
+rerun), sends the process a signal or returns NaN scores.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import torch
+
+from tvrl_bench.registry import register
+from tvrl_bench.rewards.toy_oracle import ToyOracle
+
+
+@register("rewards", "faulty_oracle")
+class FaultyOracle(ToyOracle):
+    """The toy oracle, with faults on call $TVRL_FAULT_AT: $TVRL_FAULT = sigkill | sigterm | nan."""
+
+    calls = 0
+
+    def score_pairs(self, videos, prompts, questions):
+        FaultyOracle.calls += 1
+        scores = super().score_pairs(videos, prompts, questions)
+        if FaultyOracle.calls == int(os.environ.get("TVRL_FAULT_AT", "0")):
+            fault = os.environ["TVRL_FAULT"]
+            if fault == "nan":
+                return torch.full_like(scores, float("nan"))
+            os.kill(os.getpid(), {"sigkill": signal.SIGKILL, "sigterm": signal.SIGTERM}[fault])
+        return scores

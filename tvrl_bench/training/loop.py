@@ -1,0 +1,252 @@
+"""The trial loop: rollouts -> decode -> critic scores (+ gradients) -> advantages and credit -> policy update.
+
+One step (ARCHITECTURE.md): the step's prompts (the same on every process, each process taking its share) are
+encoded and sampled group_size times with the SDE sampler, keeping per-token old log-probs; videos are decoded
+and scored by the critic in one batched forward (and one backward to the pixels when the router needs it);
+rewards are gathered across processes for group advantages; the router turns gradients into token weights; the
+objective is backpropagated through every trained transition; gradients are averaged across processes, clipped,
+and the optimizer steps. The trainer only talks to components through their contracts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import signal
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+from tqdm import tqdm
+
+from tvrl_bench.credit.stats import credit_entropy
+from tvrl_bench.objectives.advantages import group_advantages
+from tvrl_bench.prompts import PromptItem
+from tvrl_bench.training.checkpoint import CheckpointDir
+from tvrl_bench.training.distributed import Processes
+from tvrl_bench.training.rollout import chunks, generate, sample_rollouts
+from tvrl_bench.training.scoring import score_videos
+from tvrl_bench.training.seeding import generator
+from tvrl_bench.training.settings import TrialSettings
+from tvrl_bench.training.update import accumulate_policy_gradient
+
+
+log = logging.getLogger("tvrl_bench.trial")
+
+
+class TrialFailed(RuntimeError):
+    """The trial cannot go on (a non-finite reward, loss or gradient); its checkpoint is kept."""
+
+
+class StopRequested(KeyboardInterrupt):
+    """SIGTERM/SIGINT arrived; the loop stopped at a step boundary after saving a checkpoint."""
+
+
+@dataclass
+class StepOutput:
+    metrics: dict[str, float]
+    video: torch.Tensor  # first rollout's video [F, 3, H, W]
+    weights: torch.Tensor  # its credit map [T', H', W']
+    prompt: str
+
+
+@dataclass
+class Hooks:
+    """What the loop reports to (the main process's tracker): metrics, media, checkpoints."""
+
+    on_step: Callable[[int, StepOutput], None] = lambda step, out: None
+    on_samples: Callable[[str, torch.Tensor, list[PromptItem]], None] = lambda tag, videos, items: None
+    extra_state: dict[str, Any] = field(default_factory=dict)
+
+
+class Trainer:
+    """Runs the steps of one trial on this process."""
+
+    def __init__(self, settings: TrialSettings, processes: Processes, checkpoints: CheckpointDir, run_id: str | None, hooks: Hooks | None = None, progress: bool = True):
+        self.s = settings
+        self.processes = processes
+        self.checkpoints = checkpoints
+        self.run_id = run_id
+        self.hooks = hooks or Hooks()
+        self.progress = progress and processes.is_main
+        self.policy = settings.policy.to(processes.device)
+        settings.reward.to(processes.device)
+        self.parameters = self.policy.trainable_parameters()
+        self.optimizer = torch.optim.AdamW(
+            self.parameters, lr=settings.learning_rate, betas=settings.betas, weight_decay=settings.weight_decay
+        )
+        if settings.prompts_per_step % processes.world:
+            raise ValueError(
+                f"training.trial.prompts_per_step = {settings.prompts_per_step} must be divisible by the "
+                f"{processes.world} processes"
+            )
+        self.local_prompts = settings.prompts_per_step // processes.world
+        self.local_rollouts = self.local_prompts * settings.group_size
+        if self.local_rollouts % settings.minibatches:
+            raise ValueError(
+                f"training.trial.minibatches = {settings.minibatches} must divide the {self.local_rollouts} rollouts "
+                "of a step on each process"
+            )
+        rows = self.local_rollouts // settings.minibatches
+        self.micro_batch = min(settings.micro_batch, rows)
+        if rows % self.micro_batch:
+            raise ValueError(
+                f"training.trial.micro_batch = {settings.micro_batch} must divide the {rows} rollouts of a minibatch "
+                "(sampling and training must split rollouts the same way for the ratio to start at exactly 1)"
+            )
+        self.train_items = list(settings.dataset.train)
+        self.eval_items = list(settings.dataset.eval)[: settings.eval_prompts]
+        if not self.train_items or not self.eval_items:
+            raise ValueError(f"dataset {settings.dataset.name!r} has no train or no eval prompts")
+        self._stop = False
+
+    # -- state ------------------------------------------------------------------------------------------------
+    def state(self) -> dict[str, torch.Tensor]:
+        return {str(i): p.detach().cpu().clone() for i, p in enumerate(self.parameters)}
+
+    def load_state(self, saved: dict[str, Any]) -> int:
+        with torch.no_grad():
+            for i, p in enumerate(self.parameters):
+                p.copy_(saved["parameters"][str(i)].to(p.device))
+        self.optimizer.load_state_dict(saved["optimizer"])
+        self.s.credit.load_state_dict(saved["extra"].get("credit", {}))
+        return int(saved["step"])
+
+    def save(self, step: int) -> None:
+        if self.processes.is_main:
+            self.checkpoints.save(step, self.run_id, self.state(), self.optimizer, {"credit": self.s.credit.state_dict()})
+        self.processes.barrier()
+
+    # -- one step ---------------------------------------------------------------------------------------------
+    def step_items(self, step: int) -> tuple[list[PromptItem], torch.Tensor]:
+        """This process's prompts for `step` and their global group ids (identical draws on every process)."""
+        g = generator(self.s.seed, "prompts", step)
+        n = self.s.prompts_per_step
+        if n <= len(self.train_items):
+            picks = torch.randperm(len(self.train_items), generator=g)[:n]
+        else:
+            picks = torch.randint(len(self.train_items), (n,), generator=g)
+        start = self.processes.rank * self.local_prompts
+        ids = list(range(start, start + self.local_prompts))
+        return [self.train_items[int(picks[i])] for i in ids], torch.tensor(ids)
+
+    def step(self, step: int) -> StepOutput:
+        s, device = self.s, self.processes.device
+        started = time.perf_counter()
+        items, group_ids = self.step_items(step)
+        prompts = [it.prompt for it in items for _ in range(s.group_size)]
+        checks = [list(it.checks) for it in items for _ in range(s.group_size)]
+        groups = group_ids.repeat_interleave(s.group_size)
+        cond = self.policy.encode(prompts)
+        rollout = sample_rollouts(
+            self.policy, s.sampler, s.schedule, cond, len(prompts),
+            generator(s.seed, "rollout", step, self.processes.rank), self.micro_batch,
+        )
+        with torch.no_grad():
+            video = torch.cat([self.policy.decode(rollout.final[c]) for c in chunks(len(prompts), self.micro_batch)])
+        scored = score_videos(s.reward, video, prompts, checks, need_grads=s.credit.needs_grads)
+        rewards = scored.rewards().to(torch.float32)
+        all_rewards = self.processes.gather(rewards.to(device))
+        if not torch.isfinite(all_rewards).all():
+            raise TrialFailed(f"step {step}: the critic returned a non-finite reward ({all_rewards.tolist()})")
+        all_advantages = group_advantages(
+            all_rewards.cpu(), self.processes.gather(groups.to(device)).cpu(), s.advantage_std, s.advantage_eps, s.advantage_clip
+        )
+        mine = slice(self.processes.rank * len(prompts), (self.processes.rank + 1) * len(prompts))
+        advantages = all_advantages[mine].to(device)
+        weight_maps = s.credit(scored.grads, video, self.policy.token_grid, scored.mask).to(device)
+        weights = weight_maps.reshape(len(prompts), -1)
+
+        totals: dict[str, float] = {}
+        grad_norms = []
+        rows_per = len(prompts) // s.minibatches
+        for m in range(s.minibatches):
+            rows = torch.arange(m * rows_per, (m + 1) * rows_per, device=device)
+            stats = accumulate_policy_gradient(
+                self.policy, s.sampler, s.objective, rollout, cond, rows, advantages, weights, self.micro_batch,
+                check_ratio_tolerance=s.ratio_tolerance if m == 0 else None,
+            )
+            if not math.isfinite(stats["loss"]):
+                raise TrialFailed(f"step {step}: non-finite loss {stats['loss']}")
+            self.processes.average_gradients(self.parameters)
+            norm = torch.nn.utils.clip_grad_norm_(self.parameters, s.max_grad_norm)
+            if not torch.isfinite(norm):
+                raise TrialFailed(f"step {step}: non-finite gradient norm")
+            self.optimizer.step()
+            self.optimizer.zero_grad(set_to_none=True)
+            grad_norms.append(float(norm))
+            for k, v in stats.items():
+                totals[k] = totals.get(k, 0.0) + v / s.minibatches
+        entropy = self.processes.gather(credit_entropy(weight_maps).to(device))
+        metrics = {
+            "train/reward_mean": float(all_rewards.mean()),
+            "train/reward_std": float(all_rewards.std(unbiased=False)),
+            "train/loss": totals["loss"],
+            "train/ratio_mean": totals["ratio_mean"],
+            "train/clipfrac": totals["clipfrac"],
+            "train/approx_kl": totals["approx_kl"],
+            "train/grad_norm": sum(grad_norms) / len(grad_norms),
+            "train/credit_entropy": float(entropy.mean()),
+            "train/advantage_abs": float(all_advantages.abs().mean()),
+            "time/step_s": time.perf_counter() - started,
+        }
+        if "kl" in totals:
+            metrics["train/kl"] = totals["kl"]
+        return StepOutput(metrics, video[0].cpu(), weight_maps[0].cpu(), prompts[0])
+
+    # -- the loop ---------------------------------------------------------------------------------------------
+    def generate_eval(self, count: int) -> torch.Tensor:
+        """ODE samples for the first `count` eval prompts with the generation seed: videos[count, F, 3, H, W]."""
+        prompts = [it.prompt for it in self.eval_items[:count]]
+        return generate(self.policy, self.s.schedule, prompts, generator(self.s.seed, "eval"), self.micro_batch).cpu()
+
+    def run(self, start_step: int = 0) -> dict[str, float]:
+        """Train from `start_step` to `steps`, then evaluate; returns the final eval metrics (main process)."""
+        s = self.s
+        previous = {sig: signal.signal(sig, self._request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            if start_step == 0 and self.processes.is_main and s.sample_videos:
+                self.hooks.on_samples("start", self.generate_eval(s.sample_videos), self.eval_items[: s.sample_videos])
+            bar = tqdm(range(start_step, s.steps), total=s.steps, initial=start_step, desc="train", disable=not self.progress, unit="step")
+            for step in bar:
+                try:
+                    out = self.step(step)
+                except TrialFailed:
+                    self.save(step)  # the weights as they were when the step failed
+                    raise
+                if self.processes.is_main:
+                    self.hooks.on_step(step, out)
+                bar.set_postfix(reward=f"{out.metrics['train/reward_mean']:.3f}", s=f"{out.metrics['time/step_s']:.2f}")
+                done = step + 1
+                if done % s.checkpoint_every == 0 or done == s.steps or self._stop:
+                    self.save(done)
+                if self._stop:
+                    raise StopRequested(f"stopped by a signal after step {done}; checkpoint saved")
+            self.log_parameter_digest()
+            return self.evaluate() if self.processes.is_main else {}
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def log_parameter_digest(self) -> None:
+        """Log a hash of the trained parameters per process (all processes must end with the same weights)."""
+        digest = hashlib.sha256()
+        for p in self.parameters:
+            digest.update(p.detach().cpu().contiguous().numpy().tobytes())
+        log.info("rank %d/%d final parameters sha256=%s", self.processes.rank, self.processes.world, digest.hexdigest()[:16])
+
+    def evaluate(self) -> dict[str, float]:
+        videos = self.generate_eval(len(self.eval_items))
+        metrics, raw = self.s.evaluator.evaluate_detailed(
+            videos, [it.prompt for it in self.eval_items], [it.checks for it in self.eval_items]
+        )
+        self.hooks.on_samples("final", videos[: self.s.sample_videos], self.eval_items[: self.s.sample_videos])
+        self.last_raw = raw
+        return metrics
+
+    def _request_stop(self, signum: int, frame: Any) -> None:
+        if self._stop:
+            raise KeyboardInterrupt
+        self._stop = True

@@ -1,0 +1,124 @@
+"""Rollouts: sample videos with the SDE sampler and keep what training needs, old per-token log-probs included.
+
+Shapes: B rollouts; latents x[B, C, T, H, W]; S = schedule.num_steps; N tokens per rollout.
+The old log-probs are computed once, during sampling, from the same velocities that produced the samples; they
+are never recomputed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from tvrl_bench.policies.base import Policy, index_cond
+from tvrl_bench.samplers.base import Sampler
+from tvrl_bench.samplers.ode import OdeSampler
+from tvrl_bench.samplers.schedule import Schedule
+from tvrl_bench.tokens import latent_to_tokens
+
+
+@dataclass
+class Rollout:
+    """One batch of sampled trajectories.
+
+    latents: [B, S + 1, C, T, H, W], the state before each step and the final sample (float32).
+    log_probs: [B, S, N] per-token log-prob of each step's sampled transition (zeros on ODE steps).
+    sigmas: [S + 1] noise levels.
+    trained: [B, S_train] step indices whose transitions are trained.
+    """
+
+    latents: torch.Tensor
+    log_probs: torch.Tensor
+    sigmas: torch.Tensor
+    trained: torch.Tensor
+
+    @property
+    def final(self) -> torch.Tensor:
+        """The clean samples x0[B, C, T, H, W]."""
+        return self.latents[:, -1]
+
+    def transition(self, j: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The j-th trained transition of every rollout: (x[B,...], x_next[B,...], sigma[B], sigma_next[B], logp_old[B, N])."""
+        steps = self.trained[:, j]
+        rows = torch.arange(self.latents.shape[0])
+        return (
+            self.latents[rows, steps],
+            self.latents[rows, steps + 1],
+            self.sigmas[steps],
+            self.sigmas[steps + 1],
+            self.log_probs[rows, steps],
+        )
+
+
+def chunks(batch: int, size: int) -> list[slice]:
+    """Consecutive slices of at most `size` covering range(batch)."""
+    return [slice(i, min(i + size, batch)) for i in range(0, batch, size)]
+
+
+@torch.no_grad()
+def sample_rollouts(
+    policy: Policy,
+    sampler: Sampler,
+    schedule: Schedule,
+    cond: Any,
+    batch: int,
+    generator: torch.Generator,
+    micro_batch: int,
+) -> Rollout:
+    """Sample `batch` trajectories (SDE on the schedule's stochastic steps, ODE elsewhere).
+
+    The velocity is computed in chunks of `micro_batch` rollouts; training recomputes it with the same chunks so
+    the first policy ratio is exactly 1.
+    """
+    device = policy_device(policy)
+    sigmas = schedule.sigmas().to(device)
+    stochastic = set(schedule.stochastic_steps())
+    ode = OdeSampler()
+    x = torch.randn(batch, *policy.latent_shape(), generator=generator).to(device)
+    states = [x]
+    log_probs = []
+    for step in range(schedule.num_steps):
+        s, s_next = sigmas[step], sigmas[step + 1]
+        v = torch.cat([policy.velocity(x[c], s.expand(c.stop - c.start), index_cond(cond, c)) for c in chunks(batch, micro_batch)])
+        if step in stochastic:
+            noise = torch.randn(x.shape, generator=generator).to(device)
+            x_next, mean, var = sampler.step(x, v, s, s_next, noise=noise)
+            logp = latent_to_tokens(sampler.log_prob(x_next, mean, var), policy.token_grid)
+        else:
+            x_next, _, _ = ode.step(x, v, s, s_next)
+            logp = torch.zeros(batch, _num_tokens(x, policy), device=device)
+        states.append(x_next)
+        log_probs.append(logp)
+        x = x_next
+    return Rollout(
+        latents=torch.stack(states, dim=1),
+        log_probs=torch.stack(log_probs, dim=1),
+        sigmas=sigmas,
+        trained=schedule.trained_steps(batch, generator).to(device),
+    )
+
+
+def policy_device(policy: Policy) -> torch.device:
+    return next(policy.parameters()).device
+
+
+def _num_tokens(x: torch.Tensor, policy: Policy) -> int:
+    t, h, w = policy.token_grid.grid_from_latent(x.shape)
+    return t * h * w
+
+
+@torch.no_grad()
+def generate(policy: Policy, schedule: Schedule, prompts: list[str], generator: torch.Generator, micro_batch: int) -> torch.Tensor:
+    """Deterministic ODE samples for evaluation: videos[B, F, 3, H, W] in [0, 1], one per prompt."""
+    device = policy_device(policy)
+    sigmas = schedule.sigmas().to(device)
+    cond = policy.encode(prompts)
+    x = torch.randn(len(prompts), *policy.latent_shape(), generator=generator).to(device)
+    ode = OdeSampler()
+    for step in range(schedule.num_steps):
+        s, s_next = sigmas[step], sigmas[step + 1]
+        v = torch.cat([policy.velocity(x[c], s.expand(c.stop - c.start), index_cond(cond, c)) for c in chunks(len(prompts), micro_batch)])
+        x, _, _ = ode.step(x, v, s, s_next)
+    return torch.cat([policy.decode(x[c]) for c in chunks(len(prompts), micro_batch)])

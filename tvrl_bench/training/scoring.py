@@ -1,0 +1,72 @@
+"""Critic scores and, when the router needs them, per-check pixel gradients in one batched backward.
+
+All (video, question) pairs of a step go through the critic together: pair p holds its own copy of its video,
+so the gradient of sum_p r_p w.r.t. the copies is, copy by copy, d r_p / d video. One forward and one backward
+give the B x K gradient maps (METHOD.md: never loop K backward passes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from tvrl_bench.rewards.base import Reward
+
+
+@dataclass
+class Scores:
+    """scores[B, K] (0 where masked), mask[B, K], grads[B, K, F, H, W] = |d r_ik / d video_i| summed over colour."""
+
+    scores: torch.Tensor
+    mask: torch.Tensor
+    grads: torch.Tensor | None
+
+    def rewards(self) -> torch.Tensor:
+        """R_i = mean of the prompt's check scores, [B]."""
+        m = self.mask.to(self.scores.dtype)
+        return (self.scores * m).sum(dim=1) / m.sum(dim=1).clamp_min(1)
+
+
+def score_videos(reward: Reward, video: torch.Tensor, prompts: list[str], checks: list, need_grads: bool) -> Scores:
+    """Score video[B, F, 3, H, W] against each prompt's questions; gradients only when `need_grads`."""
+    index, pair_prompts, pair_questions, flat = reward.pairs(video, prompts, checks)
+    mask = reward.score_mask(checks)
+    b, k = mask.shape
+    video = video.detach()
+    if not need_grads:
+        with torch.no_grad():
+            pair_scores = reward.score_pairs(video[index], pair_prompts, pair_questions)
+        return Scores(_scatter(pair_scores, flat, b, k), mask, None)
+    copies = video[index].clone().requires_grad_(True)
+    with torch.enable_grad():
+        pair_scores = reward.score_pairs(copies, pair_prompts, pair_questions)
+        (grad,) = torch.autograd.grad(pair_scores.sum(), copies)
+    magnitude = grad.abs().sum(dim=2)  # [P, F, H, W]
+    grads = magnitude.new_zeros(b * k, *magnitude.shape[1:])
+    grads[flat.to(grads.device)] = magnitude
+    return Scores(_scatter(pair_scores.detach(), flat, b, k), mask, grads.reshape(b, k, *magnitude.shape[1:]))
+
+
+def score_videos_looped(reward: Reward, video: torch.Tensor, prompts: list[str], checks: list) -> Scores:
+    """The same result with one forward and backward per check index k (for the batched-vs-looped benchmark)."""
+    index, pair_prompts, pair_questions, flat = reward.pairs(video, prompts, checks)
+    mask = reward.score_mask(checks)
+    b, k = mask.shape
+    scores = torch.zeros(b * k)
+    grads = torch.zeros(b * k, video.shape[1], video.shape[3], video.shape[4])
+    for j in range(k):
+        chosen = [p for p in range(len(index)) if int(flat[p]) % k == j]
+        copies = video.detach()[index[chosen]].clone().requires_grad_(True)
+        with torch.enable_grad():
+            pair_scores = reward.score_pairs(copies, [pair_prompts[p] for p in chosen], [pair_questions[p] for p in chosen])
+            (grad,) = torch.autograd.grad(pair_scores.sum(), copies)
+        scores[flat[chosen]] = pair_scores.detach().to(scores.dtype)
+        grads[flat[chosen]] = grad.abs().sum(dim=2).to(grads.dtype)
+    return Scores(scores.reshape(b, k), mask, grads.reshape(b, k, *grads.shape[1:]))
+
+
+def _scatter(pair_scores: torch.Tensor, flat: torch.Tensor, b: int, k: int) -> torch.Tensor:
+    out = pair_scores.new_zeros(b * k)
+    out[flat.to(out.device)] = pair_scores
+    return out.reshape(b, k)

@@ -1,0 +1,90 @@
+"""`training.trial`: everything one trial is made of, as gin builds it from a profile and presets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gin
+
+from tvrl_bench.registry import register
+from tvrl_bench.samplers.schedule import Schedule
+
+
+@register("training", "trial")
+class TrialSettings:
+    """A complete TVRL trial: its components and training hyperparameters.
+
+    steps: optimizer steps (one per RL iteration when minibatches = 1).
+    prompts_per_step x group_size rollouts per step (across all processes); group_size rollouts share a prompt.
+    micro_batch: rollouts per policy forward (the same split is used when sampling and training).
+    minibatches: optimizer updates per step, each on a slice of the step's rollouts.
+    advantage_std: 'group' (per-prompt std), 'global' or 'none'; advantage_clip: |A| bound (None: no clip).
+    ratio_tolerance: how far the recomputed log-probs may be from the rollout's before an update (0: exact).
+    eval_prompts: eval-set prompts generated at the end (deterministic ODE, generation seed = seed);
+    sample_videos: videos logged to MLflow at the start and the end.
+    """
+
+    def __init__(
+        self,
+        policy: Any = gin.REQUIRED,
+        sampler: Any = gin.REQUIRED,
+        reward: Any = gin.REQUIRED,
+        credit: Any = gin.REQUIRED,
+        objective: Any = gin.REQUIRED,
+        evaluator: Any = gin.REQUIRED,
+        dataset: Any = gin.REQUIRED,
+        schedule: Schedule | None = None,
+        steps: int = 100,
+        seed: int = 0,
+        prompts_per_step: int = 2,
+        group_size: int = 4,
+        micro_batch: int = 8,
+        minibatches: int = 1,
+        learning_rate: float = 1e-4,
+        weight_decay: float = 0.0,
+        betas: tuple[float, float] = (0.9, 0.999),
+        max_grad_norm: float = 1.0,
+        advantage_std: str = "group",
+        advantage_eps: float = 1e-4,
+        advantage_clip: float | None = 5.0,
+        ratio_tolerance: float = 0.0,
+        eval_prompts: int = 32,
+        sample_videos: int = 4,
+        checkpoint_every: int = 10,
+        log_media_every: int = 10,
+    ):
+        self.policy, self.sampler, self.reward = policy, sampler, reward
+        self.credit, self.objective, self.evaluator, self.dataset = credit, objective, evaluator, dataset
+        self.schedule = schedule or Schedule()
+        self.steps, self.seed = steps, seed
+        self.prompts_per_step, self.group_size = prompts_per_step, group_size
+        self.micro_batch, self.minibatches = micro_batch, minibatches
+        self.learning_rate, self.weight_decay, self.betas = learning_rate, weight_decay, tuple(betas)
+        self.max_grad_norm = max_grad_norm
+        self.advantage_std, self.advantage_eps, self.advantage_clip = advantage_std, advantage_eps, advantage_clip
+        self.ratio_tolerance = ratio_tolerance
+        self.eval_prompts, self.sample_videos = eval_prompts, sample_videos
+        self.checkpoint_every, self.log_media_every = checkpoint_every, log_media_every
+        self.validate()
+
+    def validate(self) -> None:
+        checks = {
+            "steps": self.steps >= 0,
+            "prompts_per_step": self.prompts_per_step >= 1,
+            "group_size": self.group_size >= 2,
+            "micro_batch": self.micro_batch >= 1,
+            "minibatches": self.minibatches >= 1,
+            "checkpoint_every": self.checkpoint_every >= 1,
+            "log_media_every": self.log_media_every >= 1,
+            "ratio_tolerance": self.ratio_tolerance >= 0,
+        }
+        for name, ok in checks.items():
+            if not ok:
+                raise ValueError(f"training.trial.{name} = {getattr(self, name)!r} is out of range (see `tvrl-bench list training`)")
+        rollouts = self.prompts_per_step * self.group_size
+        if rollouts % self.minibatches:
+            raise ValueError(
+                f"training.trial.minibatches = {self.minibatches} must divide the {rollouts} rollouts of a step "
+                f"(prompts_per_step x group_size)"
+            )
+        self.schedule.validate(self.sampler)

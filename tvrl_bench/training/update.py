@@ -1,0 +1,82 @@
+"""The policy-gradient pass of one step: recompute each trained transition's log-prob with gradients.
+
+For every trained transition j and chunk c of rollouts: v = policy.velocity(x_t) with grad, the sampler's
+mean and variance of the step, per-token log-prob of the sampled x_{t-1}, the objective, and backward with
+weight |c| / (B * S_train), so the accumulated gradient is that of the mean over (rollout, transition).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import torch
+
+from tvrl_bench.objectives.grpo import Objective
+from tvrl_bench.objectives.losses import gaussian_mean_kl
+from tvrl_bench.policies.base import Policy, index_cond
+from tvrl_bench.samplers.base import Sampler
+from tvrl_bench.tokens import latent_to_tokens
+from tvrl_bench.training.rollout import Rollout, chunks
+
+
+class RatioCheckError(RuntimeError):
+    """The recomputed log-probs differ from the rollout's before any update: the ratio is not 1."""
+
+
+def accumulate_policy_gradient(
+    policy: Policy,
+    sampler: Sampler,
+    objective: Objective,
+    rollout: Rollout,
+    cond: Any,
+    rows: torch.Tensor,
+    advantages: torch.Tensor,
+    weights: torch.Tensor,
+    micro_batch: int,
+    check_ratio_tolerance: float | None = None,
+) -> dict[str, float]:
+    """Backpropagate the objective over the rollouts `rows` (a minibatch); returns averaged statistics.
+
+    rows[M] indexes the rollout batch; advantages[B]; weights[B, N] (detached, mean 1).
+    check_ratio_tolerance: when not None, the first chunk's recomputed log-probs must equal the rollout's within
+    this absolute tolerance (0 = bit-exact) or RatioCheckError is raised before any gradient is used.
+    """
+    totals: dict[str, float] = defaultdict(float)
+    n_rows, n_trained = len(rows), rollout.trained.shape[1]
+    kl_beta = getattr(objective, "kl_beta", 0.0)
+    for j in range(n_trained):
+        x, x_next, sigma, sigma_next, logp_old = rollout.transition(j)
+        for c in chunks(n_rows, micro_batch):
+            idx = rows[c]
+            v = policy.velocity(x[idx], sigma[idx], index_cond(cond, idx))
+            mean, var = sampler.transition(x[idx], v, sigma[idx], sigma_next[idx])
+            logp_new = latent_to_tokens(sampler.log_prob(x_next[idx], mean, var), policy.token_grid)
+            if check_ratio_tolerance is not None and j == 0 and c.start == 0:
+                check_ratio(logp_new.detach(), logp_old[idx], check_ratio_tolerance)
+            kl = None
+            if kl_beta > 0:
+                with torch.no_grad(), policy.reference():
+                    v_ref = policy.velocity(x[idx], sigma[idx], index_cond(cond, idx))
+                    mean_ref, _ = sampler.transition(x[idx], v_ref, sigma[idx], sigma_next[idx])
+                kl = gaussian_mean_kl(mean, mean_ref, var)[:, None]
+            loss, stats = objective.loss(logp_new[:, None], logp_old[idx][:, None], advantages[idx], weights[idx], kl)
+            share = (c.stop - c.start) / (n_rows * n_trained)
+            (loss * share).backward()
+            totals["loss"] += float(loss.detach()) * share
+            for name, value in stats.items():
+                totals[name] += float(value) * share
+    return dict(totals)
+
+
+def check_ratio(logp_new: torch.Tensor, logp_old: torch.Tensor, tolerance: float) -> None:
+    """Raise RatioCheckError unless |logp_new - logp_old| <= tolerance everywhere (tolerance 0: exactly equal)."""
+    diff = float((logp_new - logp_old).abs().max())
+    if diff > tolerance or not torch.isfinite(logp_new).all():
+        raise RatioCheckError(
+            f"before the first update the policy ratio must be exactly 1, but the recomputed per-token log-probs differ "
+            f"from the rollout's by up to {diff:.3g} (tolerance {tolerance}). The policy is not deterministic between "
+            "sampling and training: check for dropout or train-mode layers, a different micro-batch split, or "
+            "non-deterministic kernels; on hardware whose kernels differ with gradients enabled, raise "
+            "training.trial.ratio_tolerance."
+        )
