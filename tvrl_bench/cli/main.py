@@ -11,6 +11,10 @@ import sys
 
 SUBCOMMANDS = [
     "tvrl_bench.cli.list_components",
+    "tvrl_bench.cli.vbench2",
+    "tvrl_bench.cli.decompose",
+    "tvrl_bench.cli.prepare_toy",
+    "tvrl_bench.cli.annotate",
 ]
 
 

@@ -2,11 +2,12 @@
 
 A judgment compares method A with method B on one prompt and seed: `verdict` is from A's point of view
 (win = A's video is better), `left` names the method whose video was shown on the left. Judgments come from a
-judge component run over a study's final samples (`judge_study`) or from people, imported from CSV
-(`JudgmentStore.import_csv`; columns in CSV_COLUMNS). The win-rate table normalises every judgment so that the
-table's method is A, then reports for each opponent: Win, Loss, Tie as percentages of all judgments, the win rate
-excluding ties = Win / (Win + Loss) with the std of the per-seed win rates, its 95% interval (stats.py:
-prompt-clustered bootstrap, exact when one side wins everything) and n = the number of judgments.
+judge component run over a study's final samples (`judge_study`) or from people: imported from CSV
+(`JudgmentStore.import_csv`; columns in CSV_COLUMNS) or voted on the blind study page (`tvrl-bench annotate`,
+which pairs samples with `sample_pairs` as `judge_study` does). The win-rate table normalises every judgment so
+that the table's method is A, then reports for each opponent: Win, Loss, Tie as percentages of all judgments,
+the win rate excluding ties = Win / (Win + Loss) with the std of the per-seed win rates, its 95% interval
+(stats.py: prompt-clustered bootstrap, exact when one side wins everything) and n = the number of judgments.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import json
 import logging
 import sqlite3
 import tempfile
+import threading
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -114,10 +116,17 @@ class JudgmentStore:
     """Judgments in a SQLite file. A judge judging the same (study, prompt, seed, sample, A, B) again replaces its
     earlier verdict, so re-running a judge or re-importing a CSV does not count twice."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, wal: bool = False) -> None:
+        """wal: switch the file to write-ahead logging with full syncs (what a server taking votes wants: every
+        committed vote survives a crash, and readers such as tvrl-report never block the writer). The store may
+        be used from several threads; its calls are serialised."""
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(self.path)
+        self._lock = threading.RLock()
+        self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+        if wal:
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=FULL")
         self._conn.execute(_SCHEMA)
         self._conn.commit()
 
@@ -138,7 +147,7 @@ class JudgmentStore:
              j.run_a, j.run_b, j.created_at or now)
             for j in judgments
         ]
-        with self._conn:
+        with self._lock, self._conn:
             self._conn.executemany(
                 "INSERT OR REPLACE INTO judgments (study, prompt, seed, sample, method_a, method_b, left_method, "
                 "judge, verdict, run_a, run_b, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -160,10 +169,24 @@ class JudgmentStore:
         if study is not None:
             query += " WHERE study = ?"
             params = (study,)
-        return pd.read_sql_query(query + " ORDER BY rowid", self._conn, params=params)
+        with self._lock:
+            return pd.read_sql_query(query + " ORDER BY rowid", self._conn, params=params)
 
     def studies(self) -> list[str]:
-        return [r[0] for r in self._conn.execute("SELECT DISTINCT study FROM judgments ORDER BY study")]
+        with self._lock:
+            return [r[0] for r in self._conn.execute("SELECT DISTINCT study FROM judgments ORDER BY study")]
+
+    def verdicts(
+        self, study: str, method_a: str, method_b: str, judge: str
+    ) -> dict[tuple[str, str, int], tuple[str, str]]:
+        """{(prompt, seed, sample): (left, verdict)} of one judge's judgments of A against B in `study`."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT prompt, seed, sample, left_method, verdict FROM judgments WHERE study = ? AND method_a = ? "
+                "AND method_b = ? AND judge = ?",
+                (study, method_a, method_b, judge),
+            ).fetchall()
+        return {(prompt, seed, int(sample)): (left, verdict) for prompt, seed, sample, left, verdict in rows}
 
     def import_csv(self, path: str | Path, study: str | None = None) -> int:
         """Import judgments from a CSV file (see `read_judgments_csv`); returns how many were stored."""
@@ -362,6 +385,89 @@ def build_winrate_table(defn: WinrateTable, judgments: pd.DataFrame, study: str)
 # ---- judging a study ---------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class SamplePair:
+    """One final sample of method A and the matching one of method B: same trial seed, prompt and k.
+
+    entry_a / entry_b are the `samples/<stage>/index.json` entries of the two runs, each with a local "path" to
+    the downloaded video file.
+    """
+
+    run_a: str
+    run_b: str
+    seed: str
+    prompt: str
+    sample: int
+    entry_a: Mapping[str, Any]
+    entry_b: Mapping[str, Any]
+
+    @property
+    def checks(self) -> tuple[str, ...]:
+        return tuple(self.entry_a.get("checks", ()))
+
+
+def method_labels(a: str | Mapping[str, str], b: str | Mapping[str, str],
+                  labels: tuple[str, str] | None = None) -> tuple[str, str]:
+    """The names A and B get in judgments: `labels`, else a method name itself, else "/".join(filter values)."""
+    if labels is not None:
+        return labels
+    return tuple(x if isinstance(x, str) else "/".join(dict(x).values()) for x in (a, b))  # type: ignore[return-value]
+
+
+def sample_pairs(
+    study: str,
+    a: str | Mapping[str, str],
+    b: str | Mapping[str, str],
+    folder: str | Path,
+    *,
+    tracking_uri: str | None = None,
+    match: tuple[str, ...] = ("policy", "sampler", "reward"),
+    stage: str = "final",
+    seeds: Iterable[str] | None = None,
+    client: Any = None,
+) -> list[SamplePair]:
+    """Every pair of samples of methods A and B in `study`, their videos downloaded under `folder`.
+
+    a, b: a `method` param value ("TVRL") or a param filter ({"method": "TVRL", "credit": "window3"}). Trials of
+    A and B are paired when they share `seed` and the `match` params they both have (only trial seeds in `seeds`,
+    when given); their samples (from the `samples/<stage>/index.json` artifacts) are paired by prompt (the k-th
+    sample of a prompt with the k-th). Pairs come in run-pair order, then in A's index order.
+    """
+    from tvrl_bench.report.runs import load_study_runs, make_client
+    from tvrl_bench.report.tables import match as match_filter
+
+    client = client or make_client(tracking_uri)
+    runs = load_study_runs(study, tracking_uri, client=client)
+    filters = [{"method": x} if isinstance(x, str) else dict(x) for x in (a, b)]
+    trials = runs.trials
+    sides = [trials[match_filter(trials, {k: (str(v),) for k, v in f.items()})] for f in filters]
+    for side, f in zip(sides, filters):
+        if side.empty:
+            raise ReportError(f"study '{study}' has no finished trial with {f}")
+    keys = [p for p in match if f"params.{p}" in trials.columns]
+    run_pairs = _pair_runs(sides[0], sides[1], keys)
+    if not run_pairs:
+        raise ReportError(
+            f"no trial of {filters[0]} shares seed and {', '.join(keys) or 'params'} with a trial of {filters[1]} in "
+            f"study '{study}'; pass match=(...) with the params that must agree"
+        )
+    if seeds is not None:
+        wanted = {str(s) for s in seeds}
+        run_pairs = [p for p in run_pairs if p[2] in wanted]
+        if not run_pairs:
+            raise ReportError(f"study '{study}': no paired trials with seed {', '.join(sorted(wanted))}")
+    folder = Path(folder)
+    pairs: list[SamplePair] = []
+    for run_a, run_b, trial_seed in run_pairs:
+        samples_a = _samples(client, run_a, stage, folder / run_a)
+        samples_b = _samples(client, run_b, stage, folder / run_b)
+        for (prompt, k), entry_a in samples_a.items():
+            entry_b = samples_b.get((prompt, k))
+            if entry_b is not None:
+                pairs.append(SamplePair(run_a, run_b, trial_seed, prompt, k, entry_a, entry_b))
+    return pairs
+
+
 def judge_study(
     study: str,
     judge: Any,
@@ -381,52 +487,29 @@ def judge_study(
 
     a, b: a `method` param value ("TVRL") or a param filter ({"method": "TVRL", "credit": "window3"}). Trials of
     A and B are paired when they share `seed` and the `match` params they both have; their samples (from the
-    `samples/<stage>/index.json` artifacts) are paired by prompt (the k-th sample of a prompt with the k-th).
-    Which side is shown on the left is drawn from a generator seeded with `seed`. Returns the stored judgments.
+    `samples/<stage>/index.json` artifacts) are paired by prompt (the k-th sample of a prompt with the k-th);
+    see `sample_pairs`. Which side is shown on the left is drawn from a generator seeded with `seed`. Returns the
+    stored judgments.
     """
     from tvrl_bench.report.judges import judge_label
-    from tvrl_bench.report.runs import load_study_runs, make_client
-    from tvrl_bench.report.tables import match as match_filter
     from tvrl_bench.report.videoio import read_video
 
-    client = client or make_client(tracking_uri)
-    runs = load_study_runs(study, tracking_uri, client=client)
-    filters = [{"method": x} if isinstance(x, str) else dict(x) for x in (a, b)]
-    if labels is None:
-        labels = tuple(x if isinstance(x, str) else "/".join(dict(x).values()) for x in (a, b))  # type: ignore
-    label_a, label_b = labels
+    label_a, label_b = method_labels(a, b, labels)
     name = judge_name or judge_label(judge)
-    trials = runs.trials
-    sides = [trials[match_filter(trials, {k: (str(v),) for k, v in f.items()})] for f in filters]
-    for side, f in zip(sides, filters):
-        if side.empty:
-            raise ReportError(f"study '{study}' has no finished trial with {f}")
-    keys = [p for p in match if f"params.{p}" in trials.columns]
-    pairs = _pair_runs(sides[0], sides[1], keys)
-    if not pairs:
-        raise ReportError(
-            f"no trial of {filters[0]} shares seed and {', '.join(keys) or 'params'} with a trial of {filters[1]} in "
-            f"study '{study}'; pass match=(...) with the params that must agree"
-        )
     rng = np.random.default_rng(seed)
     judgments: list[Judgment] = []
     with tempfile.TemporaryDirectory(prefix="tvrl-judge-") as tmp:
-        for run_a, run_b, trial_seed in pairs:
-            samples_a = _samples(client, run_a, stage, Path(tmp) / run_a)
-            samples_b = _samples(client, run_b, stage, Path(tmp) / run_b)
-            for (prompt, k), entry_a in samples_a.items():
-                entry_b = samples_b.get((prompt, k))
-                if entry_b is None:
-                    continue
-                video_a, video_b = read_video(entry_a["path"]), read_video(entry_b["path"])
-                a_left = bool(rng.integers(0, 2))
-                left, right = (video_a, video_b) if a_left else (video_b, video_a)
-                choice = judge.judge(prompt, tuple(entry_a.get("checks", ())), left, right)
-                left_label = label_a if a_left else label_b
-                judgments.append(
-                    Judgment(study, prompt, trial_seed, label_a, label_b, left_label, name,
-                             verdict_from_choice(choice, left_label, label_a), k, run_a, run_b)
-                )
+        pairs = sample_pairs(study, a, b, tmp, tracking_uri=tracking_uri, match=match, stage=stage, client=client)
+        for pair in pairs:
+            video_a, video_b = read_video(pair.entry_a["path"]), read_video(pair.entry_b["path"])
+            a_left = bool(rng.integers(0, 2))
+            left, right = (video_a, video_b) if a_left else (video_b, video_a)
+            choice = judge.judge(pair.prompt, pair.checks, left, right)
+            left_label = label_a if a_left else label_b
+            judgments.append(
+                Judgment(study, pair.prompt, pair.seed, label_a, label_b, left_label, name,
+                         verdict_from_choice(choice, left_label, label_a), pair.sample, pair.run_a, pair.run_b)
+            )
     owned = not isinstance(store, JudgmentStore)
     target = JudgmentStore(store) if owned else store
     try:
