@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -176,6 +177,10 @@ def _binding_statements(text: str, origin: str) -> list[Binding]:
         statements = list(config_parser.ConfigParser(text, _ListingDelegate()))
     except SyntaxError as exc:
         raise ConfigError(_syntax_message(exc, origin)) from None
+    except tokenize.TokenError as exc:
+        line = exc.args[1][0] if len(exc.args) > 1 else "?"
+        where = origin if origin == "--gin_bindings" else f"{origin}:{line}"
+        raise ConfigError(f"{where}: gin syntax error: {exc.args[0]} (an unclosed bracket or quote above this line)") from None
     found = []
     for s in statements:
         if isinstance(s, config_parser.BindingStatement):

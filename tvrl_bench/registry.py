@@ -31,6 +31,7 @@ FAMILIES: dict[str, tuple[str | None, str]] = {
     "judges": ("JUDGE", "pairwise judges for win-rate studies"),
     "extractors": (None, "reward-agnostic feature extractors used by the feature-map router"),
     "training": (None, "the trial loop and its schedule"),
+    "sweeps": (None, "study definitions: axes of presets, seeds, tables"),
 }
 
 # Modules that register components; importing them fills the registry. Every one must be imported before a
@@ -47,6 +48,7 @@ COMPONENT_MODULES: list[str] = [
     "tvrl_bench.rewards",
     "tvrl_bench.evaluation",
     "tvrl_bench.datasets",
+    "tvrl_bench.sweep",
 ]
 
 

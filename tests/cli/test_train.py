@@ -91,13 +91,19 @@ def test_a_killed_trial_resumes_from_its_checkpoint_and_ends_as_if_uninterrupted
 
     resumed = train(tmp_path, *args)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
-    assert "resuming trial" in resumed.stderr and "from step 2" in resumed.stderr
+    assert "resuming trial" in resumed.stderr and "from step 2 (attempt 2" in resumed.stderr
     client, found = runs(tmp_path)
-    assert len(found) == 1 and found[0].info.status == "FINISHED"
+    by_attempt = {r.data.tags["tvrl.attempt"]: r for r in found}
+    assert by_attempt["1"].info.status == "KILLED" and by_attempt["2"].info.status == "FINISHED"
+    resumed_run = by_attempt["2"]
+    assert resumed_run.data.tags["tvrl.resumed_from"] == by_attempt["1"].info.run_id
     _, ref_runs = runs(tmp_path, db="ref.db")
     assert digests(resumed.stderr) == digests(reference.stderr)
-    assert found[0].data.metrics["eval/overall"] == ref_runs[0].data.metrics["eval/overall"]
-    assert [m.step for m in client.get_metric_history(found[0].info.run_id, "train/loss")] == [1, 2, 3, 4]
+    assert resumed_run.data.metrics["eval/overall"] == ref_runs[0].data.metrics["eval/overall"]
+    history = client.get_metric_history(resumed_run.info.run_id, "train/loss")
+    reference_history = MlflowClient(f"sqlite:///{tmp_path / 'ref.db'}").get_metric_history(ref_runs[0].info.run_id, "train/loss")
+    assert [(m.step, m.value) for m in history] == [(m.step, m.value) for m in reference_history]
+    assert [a.path for a in client.list_artifacts(resumed_run.info.run_id, "samples/start")]
 
 
 def test_sigterm_stops_at_a_step_boundary_and_marks_the_run_killed(tmp_path, tiny_policy_path):

@@ -43,7 +43,14 @@ def build_parser() -> argparse.ArgumentParser:
     sweep = parser.add_argument_group("set by tvrl-sweep")
     sweep.add_argument("--study", help="study name: tags the run and prefixes its name")
     sweep.add_argument("--parent-run-id", help="MLflow run id of the study's parent run")
-    sweep.add_argument("--attempt", type=int, default=1, help="attempt number of this trial (tag tvrl.attempt)")
+    sweep.add_argument(
+        "--attempt", type=int,
+        help="attempt number of this trial (tag tvrl.attempt; default: 1, or one more than the attempt being resumed)",
+    )
+    sweep.add_argument(
+        "--label", action="append", default=[], metavar="AXIS=PRESET",
+        help="name an axis's preset in the run's params (policy, sampler, reward, credit) instead of detecting it",
+    )
     return parser
 
 
@@ -65,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         study=args.study,
         parent_run_id=args.parent_run_id,
         attempt=args.attempt,
+        labels=dict(label.split("=", 1) for label in args.label),
         progress=not args.no_progress,
         cpu=args.cpu,
     )

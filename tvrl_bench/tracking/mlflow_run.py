@@ -1,12 +1,13 @@
 """One trial's MLflow run, through an explicit client (no global active run, so resuming is exact).
 
-Default tracking URI: `sqlite:///mlflow.db` in the working directory. A run is created once and resumed by its
-id after an interruption; it ends FINISHED, FAILED or KILLED.
+Default tracking URI: `sqlite:///mlflow.db` in the working directory. Every attempt of a trial is its own run; a
+resumed attempt carries over the interrupted one's history (`carry_over`). A run ends FINISHED, FAILED or KILLED.
 """
 
 from __future__ import annotations
 
 import json
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -32,32 +33,44 @@ def experiment_id(client: Any, name: str) -> str:
 class TrialTracker:
     """Logs one trial: params and tags once, metrics per step, artifacts, and the final status."""
 
-    def __init__(
-        self,
-        tracking_uri: str,
-        experiment: str,
-        run_name: str,
-        tags: dict[str, str] | None = None,
-        run_id: str | None = None,
-    ):
+    def __init__(self, tracking_uri: str, experiment: str, run_name: str, tags: dict[str, str] | None = None):
         from mlflow.tracking import MlflowClient
 
         self.client = MlflowClient(tracking_uri)
         self.tracking_uri = tracking_uri
-        if run_id is not None:
-            self.run_id = run_id
-            self.client.update_run(run_id, status="RUNNING")
-            self.resumed = True
-        else:
-            exp = experiment_id(self.client, experiment)
-            self.run_id = self.client.create_run(exp, run_name=run_name, tags=dict(tags or {})).info.run_id
-            self.resumed = False
+        exp = experiment_id(self.client, experiment)
+        self.run_id = self.client.create_run(exp, run_name=run_name, tags=dict(tags or {})).info.run_id
+
+    def carry_over(self, previous_run_id: str, up_to_step: int, folders: tuple[str, ...] = ("samples/start", "credit")) -> None:
+        """Continue an interrupted attempt: copy its metrics up to `up_to_step` and its media into this run.
+
+        The previous run is marked KILLED if it is still RUNNING (its process died without a word).
+        """
+        from mlflow.entities import Metric
+        from mlflow.exceptions import MlflowException
+
+        try:
+            previous = self.client.get_run(previous_run_id)
+        except MlflowException:
+            return  # logged to another tracking store; nothing to carry over
+        if previous.info.status == "RUNNING":
+            self.client.set_terminated(previous_run_id, "KILLED")
+        self.set_tags({"tvrl.resumed_from": previous_run_id})
+        for key in previous.data.metrics:
+            history = self.client.get_metric_history(previous_run_id, key)
+            kept = [Metric(key, m.value, m.timestamp, m.step) for m in history if m.step <= up_to_step]
+            for i in range(0, len(kept), 200):
+                self.client.log_batch(self.run_id, metrics=kept[i : i + 200])
+        with tempfile.TemporaryDirectory() as tmp:
+            for folder in folders:
+                if self.client.list_artifacts(previous_run_id, folder):
+                    local = self.client.download_artifacts(previous_run_id, folder, tmp)
+                    self.client.log_artifacts(self.run_id, local, folder)
 
     def log_params(self, params: dict[str, Any]) -> None:
         from mlflow.entities import Param
 
-        existing = self.client.get_run(self.run_id).data.params
-        items = [Param(k, str(v)) for k, v in params.items() if k not in existing]
+        items = [Param(k, str(v)) for k, v in params.items()]
         for i in range(0, len(items), 100):
             self.client.log_batch(self.run_id, params=items[i : i + 100])
 

@@ -1,6 +1,7 @@
 """Trial checkpoints: trainable weights, optimizer state, the next step, and the MLflow run to resume.
 
-Layout: <folder>/state.pt (written atomically) and <folder>/trial.json ({"run_id", "step", "finished"}).
+Layout: <folder>/state.pt (written atomically) and <folder>/trial.json ({"run_id", "step", "finished",
+"attempt"}).
 All randomness is derived from (seed, step), so no RNG state needs saving.
 """
 
@@ -20,6 +21,7 @@ class CheckpointInfo:
     run_id: str | None
     step: int
     finished: bool
+    attempt: int = 1
 
 
 class CheckpointDir:
@@ -40,12 +42,16 @@ class CheckpointDir:
         if not self.info_path.is_file():
             return None
         data = json.loads(self.info_path.read_text())
-        return CheckpointInfo(data.get("run_id"), int(data.get("step", 0)), bool(data.get("finished", False)))
+        return CheckpointInfo(
+            data.get("run_id"), int(data.get("step", 0)), bool(data.get("finished", False)), int(data.get("attempt", 1))
+        )
 
-    def write_info(self, run_id: str | None, step: int, finished: bool = False) -> None:
+    def write_info(self, run_id: str | None, step: int, attempt: int | None = None, finished: bool = False) -> None:
+        previous = self.info()
+        attempt = attempt if attempt is not None else (previous.attempt if previous else 1)
         self.folder.mkdir(parents=True, exist_ok=True)
         tmp = self.info_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"run_id": run_id, "step": step, "finished": finished}))
+        tmp.write_text(json.dumps({"run_id": run_id, "step": step, "finished": finished, "attempt": attempt}))
         os.replace(tmp, self.info_path)
 
     def save(self, step: int, run_id: str | None, parameters: dict[str, torch.Tensor], optimizer: Any, extra: dict) -> None:

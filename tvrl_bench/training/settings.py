@@ -22,6 +22,7 @@ class TrialSettings:
     ratio_tolerance: how far the recomputed log-probs may be from the rollout's before an update (0: exact).
     eval_prompts: eval-set prompts generated at the end (deterministic ODE, generation seed = seed);
     sample_videos: videos logged to MLflow at the start and the end.
+    num_gpus: GPUs the trial asks of a sweep executor (more than 1: launched with accelerate over that many).
     """
 
     def __init__(
@@ -52,6 +53,7 @@ class TrialSettings:
         sample_videos: int = 4,
         checkpoint_every: int = 10,
         log_media_every: int = 10,
+        num_gpus: int = 0,
     ):
         self.policy, self.sampler, self.reward = policy, sampler, reward
         self.credit, self.objective, self.evaluator, self.dataset = credit, objective, evaluator, dataset
@@ -65,6 +67,7 @@ class TrialSettings:
         self.ratio_tolerance = ratio_tolerance
         self.eval_prompts, self.sample_videos = eval_prompts, sample_videos
         self.checkpoint_every, self.log_media_every = checkpoint_every, log_media_every
+        self.num_gpus = num_gpus
         self.validate()
 
     def validate(self) -> None:

@@ -1,7 +1,9 @@
 """Run one trial from config files: build it with gin, track it in MLflow, train, evaluate, mark the run.
 
 Resuming: a trial's checkpoint folder is `<out>/<experiment>/<trial key>/`. A rerun of the same config finds it
-and continues from the last checkpoint, logging into the same MLflow run. A finished trial rerun starts anew.
+and continues from the last checkpoint as a new attempt: a new MLflow run (tag tvrl.attempt + 1) that carries
+over the interrupted run's metrics and media up to the checkpoint; the interrupted run, if still RUNNING (its
+process was SIGKILLed), is marked KILLED. A finished trial rerun starts anew.
 Failures: a non-finite reward/loss/gradient or any error marks the run FAILED and keeps the checkpoint; SIGTERM
 or Ctrl-C stops at the next step boundary, saves a checkpoint and marks the run KILLED.
 """
@@ -37,7 +39,8 @@ class TrialOptions:
     out_dir: str = "runs"
     study: str | None = None
     parent_run_id: str | None = None
-    attempt: int = 1
+    attempt: int | None = None  # None: 1, or one more than the interrupted attempt being resumed
+    labels: dict[str, str] = field(default_factory=dict)  # preset names a sweep knows (override detection)
     tags: dict[str, str] = field(default_factory=dict)
     progress: bool = True
     cpu: bool = False
@@ -64,40 +67,40 @@ def run_trial(files: list[str], bindings: list[str] | None = None, options: Tria
         loaded.parsed_files,
         {"policy": settings.policy, "sampler": settings.sampler, "reward": settings.reward, "credit": settings.credit},
     )
+    names.update(options.labels)
     method = run_params.method_of(names["credit"], settings.credit, settings.steps)
     checkpoints = CheckpointDir(Path(options.out_dir) / options.experiment / key)
     info = checkpoints.info()
-    resume = info is not None and not info.finished and info.run_id is not None
+    unfinished = info if info is not None and not info.finished else None
+    saved = checkpoints.load() if unfinished else None
+    attempt = options.attempt or (unfinished.attempt + 1 if unfinished else 1)
     tracker = None
     if processes.is_main:
         tracker = TrialTracker(
-            options.tracking_uri,
-            options.experiment,
-            run_params.run_name(names, settings.seed, options.study),
-            _tags(key, options),
-            run_id=info.run_id if resume else None,
+            options.tracking_uri, options.experiment, run_params.run_name(names, settings.seed, options.study),
+            _tags(key, options, attempt),
         )
     status = "FAILED"
     try:
+        start = int(saved["step"]) if saved else 0
         if tracker is not None:
-            tracker.set_tags({"tvrl.attempt": str(options.attempt)})
             tracker.log_params({**names, "method": method, "seed": settings.seed, **run_params.operative_params()})
-            if not tracker.resumed:
-                tracker.log_text(config_text, "config/config.gin")
-                tracker.log_text(gin_config.captured_configs()["operative_config.gin"], "config/operative_config.gin")
+            tracker.log_text(config_text, "config/config.gin")
+            tracker.log_text(gin_config.captured_configs()["operative_config.gin"], "config/operative_config.gin")
+            if unfinished and unfinished.run_id:
+                tracker.carry_over(unfinished.run_id, up_to_step=start)
         run_id = tracker.run_id if tracker else None
         trainer = Trainer(settings, processes, checkpoints, run_id, _hooks(tracker, settings), options.progress)
-        start = 0
-        if resume and (saved := checkpoints.load()) is not None:
-            start = trainer.load_state(saved)
-            log.info("resuming trial %s from step %d (run %s)", key, start, run_id)
-        elif processes.is_main:
-            checkpoints.write_info(run_id, 0)
+        if saved:
+            trainer.load_state(saved)
+            log.info("resuming trial %s from step %d (attempt %d, run %s)", key, start, attempt, run_id)
+        if processes.is_main:
+            checkpoints.write_info(run_id, start, attempt=attempt)
         metrics = trainer.run(start)
         if tracker is not None:
             tracker.log_metrics({f"eval/{k}": v for k, v in metrics.items()}, step=settings.steps)
             tracker.log_json(trainer.last_raw, "eval/results.json")
-            checkpoints.write_info(run_id, settings.steps, finished=True)
+            checkpoints.write_info(run_id, settings.steps, attempt=attempt, finished=True)
         status = "FINISHED"
         return TrialResult(run_id, status, metrics, key, checkpoints.folder)
     except KeyboardInterrupt:
@@ -108,8 +111,8 @@ def run_trial(files: list[str], bindings: list[str] | None = None, options: Tria
             tracker.finish(status)
 
 
-def _tags(key: str, options: TrialOptions) -> dict[str, str]:
-    tags = {"tvrl.trial_key": key, "tvrl.attempt": str(options.attempt), "tvrl.role": "trial", **options.tags}
+def _tags(key: str, options: TrialOptions, attempt: int) -> dict[str, str]:
+    tags = {"tvrl.trial_key": key, "tvrl.attempt": str(attempt), "tvrl.role": "trial", **options.tags}
     if options.study:
         tags["tvrl.study"] = options.study
     if options.parent_run_id:

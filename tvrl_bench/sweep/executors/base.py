@@ -1,0 +1,48 @@
+"""The executor interface: run trial commands somewhere, report each one's exit code."""
+
+from __future__ import annotations
+
+import os
+import sys
+from abc import ABC, abstractmethod
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class TrialCommand:
+    """One trial process: the tvrl-train arguments, extra environment, and what it asks for."""
+
+    args: tuple[str, ...]
+    env: dict[str, str] = field(default_factory=dict, hash=False)
+    num_gpus: int = 0
+    log_path: str | None = None
+
+    def argv(self, threads: int, gpus: int) -> list[str]:
+        """The command line: plain tvrl-train, or `accelerate launch` over several GPUs."""
+        train = ["-m", "tvrl_bench.cli.train", *self.args, "--threads", str(threads), "--no-progress"]
+        if gpus > 1:
+            launch = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", str(gpus)]
+            return launch + train
+        return [sys.executable, *train]
+
+
+class Executor(ABC):
+    """Runs trial commands; `submit` returns a future of the process exit code."""
+
+    workers: int = 1
+
+    @abstractmethod
+    def submit(self, command: TrialCommand) -> Future:
+        """Start a trial; the future resolves to its exit code (0 = finished)."""
+
+    def shutdown(self) -> None:
+        """Release workers (and cancel what has not started)."""
+
+
+def worker_environment(extra: dict[str, str], threads: int, gpus: list[int] | None) -> dict[str, str]:
+    """The environment of a trial process: thread budget, pinned GPUs, the caller's PYTHONPATH."""
+    env = {**os.environ, **extra, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads), "PYTHONUNBUFFERED": "1"}
+    if gpus is not None:
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
+    return env

@@ -1,0 +1,99 @@
+"""A study's state in MLflow: its parent run, and which trial keys are finished, orphaned or never started.
+
+The driver owns the tracking store's setup: it creates the database (for SQLite) and the experiment before any
+worker writes. Trials are child runs tagged with `tvrl.trial_key`; resuming a sweep skips keys that have a
+FINISHED run and marks RUNNING runs KILLED (nobody is running them: their sweep was killed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tvrl_bench.tracking.mlflow_run import experiment_id
+
+
+@dataclass
+class StudyRuns:
+    """The study's parent run id and its trial runs grouped by trial key."""
+
+    parent_run_id: str
+    experiment_id: str
+    by_key: dict[str, list]
+
+    def finished(self, key: str) -> bool:
+        return any(r.info.status == "FINISHED" for r in self.by_key.get(key, []))
+
+    def attempts(self, key: str) -> int:
+        return len(self.by_key.get(key, []))
+
+
+class StudyTracker:
+    """Parent run lifecycle and trial lookups for one study in one tracking store."""
+
+    def __init__(self, client, study: str, experiment_id: str, parent_run_id: str):
+        self.client = client
+        self.study = study
+        self.experiment_id = experiment_id
+        self.parent_run_id = parent_run_id
+
+    @classmethod
+    def open(cls, tracking_uri: str, study: str, tables: list[str]) -> "StudyTracker":
+        """The study's experiment and parent run, created if missing; the parent is RUNNING until `finish`."""
+        from mlflow.tracking import MlflowClient
+
+        client = MlflowClient(tracking_uri)
+        exp = experiment_id(client, study)
+        parent = _find_parent(client, exp, study)
+        if parent is None:
+            tags = {"tvrl.role": "study", "tvrl.study": study}
+            parent = client.create_run(exp, run_name=study, tags=tags).info.run_id
+        else:
+            client.update_run(parent, status="RUNNING")
+        if tables:
+            client.set_tag(parent, "tvrl.tables", ",".join(tables))
+        return cls(client, study, exp, parent)
+
+    @classmethod
+    def find(cls, tracking_uri: str, study: str) -> "StudyTracker | None":
+        """The study's parent run if it exists; creates nothing (for --dry-run)."""
+        from mlflow.tracking import MlflowClient
+
+        client = MlflowClient(tracking_uri)
+        found = client.get_experiment_by_name(study)
+        parent = _find_parent(client, found.experiment_id, study) if found else None
+        return cls(client, study, found.experiment_id, parent) if parent else None
+
+    def runs(self) -> StudyRuns:
+        """Trial runs of this study (children of the parent), grouped by key."""
+        found = self.client.search_runs(
+            [self.experiment_id], filter_string=f"tags.`mlflow.parentRunId` = '{self.parent_run_id}'", max_results=50000
+        )
+        by_key: dict[str, list] = {}
+        for run in found:
+            by_key.setdefault(run.data.tags.get("tvrl.trial_key", ""), []).append(run)
+        return StudyRuns(self.parent_run_id, self.experiment_id, by_key)
+
+    def mark_orphans(self) -> int:
+        """Mark trial runs still RUNNING as KILLED (their worker died with the previous sweep); returns how many."""
+        count = 0
+        for runs in self.runs().by_key.values():
+            for run in runs:
+                if run.info.status == "RUNNING":
+                    self.client.set_terminated(run.info.run_id, "KILLED")
+                    count += 1
+        return count
+
+    def finish(self, summary: dict[str, int]) -> None:
+        for name, value in summary.items():
+            self.client.set_tag(self.parent_run_id, f"tvrl.{name}", str(value))
+        self.client.set_terminated(self.parent_run_id, "FAILED" if summary.get("failed") else "FINISHED")
+
+
+def _find_parent(client, experiment: str, study: str) -> str | None:
+    found = client.search_runs(
+        [experiment],
+        filter_string=f"tags.`tvrl.role` = 'study' and tags.`tvrl.study` = '{study}'",
+        order_by=["attributes.start_time DESC"],
+        max_results=1,
+    )
+    return found[0].info.run_id if found else None
