@@ -25,7 +25,7 @@ from mlflow import MlflowClient
 
 from tests.report.helpers import StudyLog
 from tests.support import console_script
-from tvrl_bench.tracking.media import write_mp4
+from tvrl_bench.videoio import write_mp4
 from tvrl_bench.world import ground_truth_videos, toy_prompt_set
 
 METHODS = {"TVRL": "window3", "GRPO": "uniform"}  # method -> credit preset
@@ -74,7 +74,7 @@ def log_toy_study(root: Path, study: str = "blind_toy", n_prompts: int = 3, seed
                 files, index = {}, []
                 for i, item in enumerate(items):
                     name = f"sample_{i:03d}.mp4"
-                    path = write_mp4((truth if method == "TVRL" else other)[i], folder / name)
+                    path = write_mp4((truth if method == "TVRL" else other)[i], folder / name, fps=4, min_side=128)
                     files[name] = path
                     index.append({"file": name, "index": i, "prompt": item.prompt, "checks": list(item.checks),
                                   "seed": seed})

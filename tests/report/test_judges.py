@@ -15,7 +15,7 @@ from tests.report.helpers import read_rendered
 from tvrl_bench import registry
 from tvrl_bench.report import regenerate
 from tvrl_bench.report.judges import CriticJudge, EvaluatorJudge, judge_label
-from tvrl_bench.report.videoio import read_video
+from tvrl_bench.videoio import read_video
 from tvrl_bench.report.winrate import JudgmentStore, judge_study
 from tvrl_bench.rewards.toy_oracle import ToyOracle
 from tvrl_bench.world import ToyEvaluator, ground_truth_videos, toy_prompt_set

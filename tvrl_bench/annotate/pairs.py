@@ -120,7 +120,7 @@ def build_pairs(
             if path.suffix.lower() != ".mp4" or not path.is_file():
                 raise AnnotateError(
                     f"run {run_id}: samples/{stage}/{entry.get('file')} is not an mp4 file; the page plays the mp4 "
-                    "samples trials log (tvrl_bench.tracking.media.write_mp4)"
+                    "samples trials log (tvrl_bench.videoio.write_mp4)"
                 )
             video_id = opaque_id(secret, "video", run_id, entry["file"])
             videos[video_id] = path

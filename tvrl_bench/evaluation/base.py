@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import Any, Iterable
 
 import torch
 
@@ -28,3 +28,17 @@ class Evaluator(ABC):
 
     def evaluate(self, videos: torch.Tensor, prompts: list[str], checks: list[tuple[str, ...]]) -> dict[str, float]:
         return self.evaluate_detailed(videos, prompts, checks)[0]
+
+    def evaluate_batches(
+        self, batches: Iterable[tuple[torch.Tensor, list[str], list[tuple[str, ...]]]]
+    ) -> tuple[dict[str, float], list[dict[str, Any]]]:
+        """Evaluate videos that arrive batch by batch (videos[b, F, 3, H, W], prompts, checks) as they are generated.
+
+        This default gathers them in memory; an evaluator of large videos (VBench-2.0) writes each batch to disk.
+        """
+        videos, prompts, checks = [], [], []
+        for batch_videos, batch_prompts, batch_checks in batches:
+            videos.append(batch_videos.cpu())
+            prompts += list(batch_prompts)
+            checks += list(batch_checks)
+        return self.evaluate_detailed(torch.cat(videos), prompts, checks)

@@ -27,7 +27,7 @@ from typing import Any, Sequence
 import torch
 
 from tvrl_bench.evaluation.base import Evaluator
-from tvrl_bench.evaluation.mp4 import write_mp4
+from tvrl_bench.videoio import write_mp4
 from tvrl_bench.evaluation.vbench2_catalog import PromptCatalog, load_catalog, read_full_info, vbench2_folder
 from tvrl_bench.evaluation.vbench2_env import read_marker
 from tvrl_bench.evaluation.vbench2_layout import Layout, plan_layout
@@ -116,7 +116,41 @@ class VBench2Evaluator(Evaluator):
             raise ValueError(f"videos must be [B, F, 3, H, W], got shape {tuple(videos.shape)}")
         if len(prompts) != videos.shape[0]:
             raise ValueError(f"got {videos.shape[0]} videos but {len(prompts)} prompts; give one prompt per video")
-        layout = plan_layout(list(prompts), self.catalog, self.dimensions)
+        return self.evaluate_batches([(videos, prompts, checks)])
+
+    def evaluate_batches(self, batches) -> tuple[dict[str, float], list[dict[str, Any]]]:
+        """Write each batch's videos to disk as it arrives (nothing holds them all), then run VBench-2.0.
+
+        A batch list that does not fit VBench-2.0's suite is refused before any dimension runs, and the files
+        written so far are removed; a failing dimension keeps its work folder (the error names its log).
+        """
+        created = self.work_dir is not None and not Path(self.work_dir).exists()
+        work = self._work_folder()
+        try:
+            prompts, layout = self._write_and_plan(work, batches)
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)
+            if created:
+                shutil.rmtree(self.work_dir, ignore_errors=True)
+            raise
+        runs = self._prepare(work, work / "staging", layout)
+        results_files = run_dimensions(runs, self.timeout_s, self.gpus)
+        results = {d: self._read(d, path, runs) for d, path in results_files.items()}
+        metrics = aggregate({d: r.score for d, r in results.items()}, self.missing)
+        raw = self._records(prompts, layout, results)
+        (work / "records.json").write_text(json.dumps({"metrics": metrics, "records": raw}, indent=2))
+        if self.work_dir is None and not self.keep_work_dir:
+            shutil.rmtree(work, ignore_errors=True)
+        return metrics, raw
+
+    def _write_and_plan(self, work: Path, batches) -> tuple[list[str], Layout]:
+        """Write every video as staging/<index>.mp4 and place it in VBench-2.0's suite (checks coverage)."""
+        prompts: list[str] = []
+        for videos, batch_prompts, _ in batches:
+            for video, prompt in zip(videos, batch_prompts):
+                write_mp4(video, work / "staging" / f"{len(prompts)}.mp4", fps=self.fps)
+                prompts.append(prompt)
+        layout = plan_layout(prompts, self.catalog, self.dimensions)
         if self.missing == "error":
             absent = [d for d in DIMENSIONS if d not in layout.prompts_by_dimension]
             if absent:
@@ -125,16 +159,7 @@ class VBench2Evaluator(Evaluator):
                     f"{', '.join(absent)}), so Overall cannot be computed as VBench-2.0 defines it. Evaluate on "
                     "prompts of every dimension (datasets.vbench2), or set evaluators.vbench2.missing = 'partial'"
                 )
-        work = self._work_folder()
-        runs = self._prepare(work, videos, layout)
-        results_files = run_dimensions(runs, self.timeout_s, self.gpus)
-        results = {d: self._read(d, path, runs) for d, path in results_files.items()}
-        metrics = aggregate({d: r.score for d, r in results.items()}, self.missing)
-        raw = self._records(list(prompts), layout, results)
-        (work / "records.json").write_text(json.dumps({"metrics": metrics, "records": raw}, indent=2))
-        if self.work_dir is None and not self.keep_work_dir:
-            shutil.rmtree(work, ignore_errors=True)
-        return metrics, raw
+        return prompts, layout
 
     def _work_folder(self) -> Path:
         if self.work_dir is None:
@@ -142,11 +167,12 @@ class VBench2Evaluator(Evaluator):
         Path(self.work_dir).mkdir(parents=True, exist_ok=True)
         return Path(tempfile.mkdtemp(prefix="vbench2-", dir=self.work_dir))
 
-    def _prepare(self, work: Path, videos: torch.Tensor, layout: Layout) -> list[DimensionRun]:
-        """Write the videos, the per-dimension prompt info and the commands (see the module docstring)."""
+    def _prepare(self, work: Path, staging: Path, layout: Layout) -> list[DimensionRun]:
+        """Name the written videos, write the per-dimension prompt info and the commands (module docstring)."""
         samples = work / "samples"
+        samples.mkdir(parents=True, exist_ok=True)
         for slot in layout.slots:
-            write_mp4(videos[slot.index], samples / slot.name, fps=self.fps)
+            os.replace(staging / f"{slot.index}.mp4", samples / slot.name)
         # VBench-2.0's Instance_Preservation names its scratch folder after the path part above the dimension
         # folder: a name unique to this evaluation keeps parallel evaluations apart.
         videos_root = work / "videos" / work.name

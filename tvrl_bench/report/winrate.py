@@ -492,7 +492,7 @@ def judge_study(
     stored judgments.
     """
     from tvrl_bench.report.judges import judge_label
-    from tvrl_bench.report.videoio import read_video
+    from tvrl_bench.videoio import read_video
 
     label_a, label_b = method_labels(a, b, labels)
     name = judge_name or judge_label(judge)

@@ -1,42 +1,12 @@
-"""Videos and credit heatmaps as files people look at: mp4 (H.264, plays in the MLflow UI) and PNG."""
+"""Credit heatmaps overlaid on frames, as PNG files people look at (videos: tvrl_bench.videoio)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from tvrl_bench.tokens import TokenGrid
-
-
-def upscale(video: torch.Tensor, min_side: int = 128) -> torch.Tensor:
-    """Nearest-neighbour upscale of video[F, 3, H, W] so its shorter side is at least min_side (even sizes)."""
-    f, c, h, w = video.shape
-    factor = max(1, -(-min_side // min(h, w)))
-    out = video.repeat_interleave(factor, dim=2).repeat_interleave(factor, dim=3)
-    return out[:, :, : out.shape[2] // 2 * 2, : out.shape[3] // 2 * 2]
-
-
-def write_mp4(video: torch.Tensor, path: str | Path, fps: float = 4.0, min_side: int = 128) -> Path:
-    """Write video[F, 3, H, W] in [0, 1] as an H.264 mp4 (nearest-upscaled so tiny videos are visible)."""
-    import av
-
-    frames = (upscale(video.detach().cpu().clamp(0, 1), min_side) * 255).round().to(torch.uint8)
-    frames = frames.permute(0, 2, 3, 1).numpy()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with av.open(str(path), "w") as container:
-        stream = container.add_stream("libx264", rate=max(1, round(fps)))
-        stream.width, stream.height = frames.shape[2], frames.shape[1]
-        stream.pix_fmt = "yuv420p"
-        stream.options = {"crf": "18"}
-        for frame in frames:
-            for packet in stream.encode(av.VideoFrame.from_ndarray(np.ascontiguousarray(frame), format="rgb24")):
-                container.mux(packet)
-        for packet in stream.encode():
-            container.mux(packet)
-    return path
 
 
 def credit_heatmap(video: torch.Tensor, weights: torch.Tensor, grid: TokenGrid, path: str | Path, title: str = "") -> Path:

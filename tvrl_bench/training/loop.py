@@ -238,11 +238,21 @@ class Trainer:
         log.info("rank %d/%d final parameters sha256=%s", self.processes.rank, self.processes.world, digest.hexdigest()[:16])
 
     def evaluate(self) -> dict[str, float]:
-        videos = self.generate_eval(len(self.eval_items))
-        metrics, raw = self.s.evaluator.evaluate_detailed(
-            videos, [it.prompt for it in self.eval_items], [it.checks for it in self.eval_items]
-        )
-        self.hooks.on_samples("final", videos[: self.s.sample_videos], self.eval_items[: self.s.sample_videos])
+        """Generate the eval set batch by batch into the evaluator (which may stream them to disk)."""
+        g = generator(self.s.seed, "eval")
+        final_samples: list[torch.Tensor] = []
+
+        def batches():
+            for c in chunks(len(self.eval_items), self.micro_batch):
+                items = self.eval_items[c]
+                prompts = [it.prompt for it in items]
+                videos = generate(self.policy, self.s.schedule, prompts, g, self.micro_batch).cpu()
+                final_samples.extend(videos[: max(0, self.s.sample_videos - c.start)])
+                yield videos, prompts, [it.checks for it in items]
+
+        metrics, raw = self.s.evaluator.evaluate_batches(batches())
+        if final_samples:
+            self.hooks.on_samples("final", torch.stack(final_samples), self.eval_items[: len(final_samples)])
         self.last_raw = raw
         return metrics
 

@@ -26,6 +26,7 @@ from tvrl_bench.training.distributed import Processes
 from tvrl_bench.training.identity import trial_key
 from tvrl_bench.training.loop import Hooks, StepOutput, Trainer
 from tvrl_bench.training.settings import TrialSettings
+from tvrl_bench.videoio import write_mp4
 
 log = logging.getLogger("tvrl_bench.trial")
 
@@ -152,7 +153,7 @@ def _hooks(tracker: TrialTracker | None, settings: TrialSettings) -> Hooks:
         with tempfile.TemporaryDirectory() as tmp:
             for i, (video, item) in enumerate(zip(videos, items)):
                 name = f"sample_{i:03d}.mp4"
-                media.write_mp4(video, Path(tmp) / name)
+                write_mp4(video, Path(tmp) / name, fps=4, min_side=128)
                 index.append({"file": name, "index": i, "prompt": item.prompt, "checks": list(item.checks), "seed": settings.seed})
             tracker.log_artifacts(tmp, f"samples/{tag}")
         tracker.log_json(index, f"samples/{tag}/index.json")
