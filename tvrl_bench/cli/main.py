@@ -11,6 +11,7 @@ import sys
 
 SUBCOMMANDS = [
     "tvrl_bench.cli.list_components",
+    "tvrl_bench.cli.judge",
     "tvrl_bench.cli.vbench2",
     "tvrl_bench.cli.decompose",
     "tvrl_bench.cli.prepare_toy",
