@@ -1,4 +1,4 @@
-"""`tvrl-sweep` end to end: parallel trials, kill and resume, retries, Ray, a tracking server, early errors."""
+"""`tvrl-sweep` end to end: two workers, kill and resume, retries, Ray with a tracking server, early errors."""
 
 from __future__ import annotations
 
@@ -37,28 +37,22 @@ def final_overall(trials) -> dict[str, float]:
     return {r.data.tags["tvrl.trial_key"]: r.data.metrics["eval/overall"] for r in trials if r.info.status == "FINISHED"}
 
 
-def test_a_tiny_sweep_with_two_workers_finishes_every_trial_under_one_parent(tmp_path, tiny_policy_path):
-    study = write_study(tmp_path, tiny_policy_path)
-    result = sweep(tmp_path, study, "--workers", "2")
-    assert result.returncode == 0, result.stderr[-4000:]
-    assert "2 finished, 0 failed, 0 skipped" in result.stdout
-    client, parents, trials = study_runs(f"sqlite:///{tmp_path / 'q.db'}", "tiny")
-    assert len(parents) == 1 and parents[0].info.status == "FINISHED"
-    assert len(trials) == 2 and all(r.info.status == "FINISHED" for r in trials)
-    assert all(r.data.tags["mlflow.parentRunId"] == parents[0].info.run_id for r in trials)
-    assert {(r.data.params["credit"], r.data.params["method"], r.data.params["seed"]) for r in trials} == {
-        ("uniform", "GRPO", "0"), ("window3", "TVRL", "0")}
-    assert all(r.info.run_name.startswith("tiny/sage-toy_oracle-") for r in trials)
-    table = (tmp_path / "out" / "reports" / "tiny" / "samplers.md").read_text()
-    assert "sage" in table.lower()
-    again = sweep(tmp_path, study, "--dry-run")
-    assert again.returncode == 0 and again.stdout.count(" done ") == 2
-
-
 def test_a_killed_sweep_resumes_without_duplicates_and_ends_like_an_uninterrupted_one(tmp_path, tiny_policy_path):
     study = write_study(tmp_path, tiny_policy_path, steps=5, extra=("training.trial.checkpoint_every = 1",))
-    reference = sweep(tmp_path, study, "--workers", "2", "--no-tables", uri=f"sqlite:///{tmp_path / 'ref.db'}", out="ref")
+    # The uninterrupted reference: two workers, every trial a child of one parent run, the table at the end.
+    reference = sweep(tmp_path, study, "--workers", "2", uri=f"sqlite:///{tmp_path / 'ref.db'}", out="ref")
     assert reference.returncode == 0, reference.stderr[-4000:]
+    assert "2 finished, 0 failed, 0 skipped" in reference.stdout
+    _, parents, reference_trials = study_runs(f"sqlite:///{tmp_path / 'ref.db'}", "tiny")
+    assert len(parents) == 1 and parents[0].info.status == "FINISHED"
+    assert len(reference_trials) == 2 and all(r.info.status == "FINISHED" for r in reference_trials)
+    assert all(r.data.tags["mlflow.parentRunId"] == parents[0].info.run_id for r in reference_trials)
+    assert {(r.data.params["credit"], r.data.params["method"], r.data.params["seed"]) for r in reference_trials} == {
+        ("uniform", "GRPO", "0"), ("window3", "TVRL", "0")}
+    assert all(r.info.run_name.startswith("tiny/sage-toy_oracle-") for r in reference_trials)
+    assert "sage" in (tmp_path / "ref" / "reports" / "tiny" / "samplers.md").read_text().lower()
+    done = sweep(tmp_path, study, "--dry-run", uri=f"sqlite:///{tmp_path / 'ref.db'}", out="ref")
+    assert done.returncode == 0 and done.stdout.count(" done ") == 2
 
     uri = f"sqlite:///{tmp_path / 'q.db'}"
     command = [console_script("tvrl-sweep"), str(study), "--tracking-uri", uri, "--out", str(tmp_path / "out"),
@@ -84,7 +78,6 @@ def test_a_killed_sweep_resumes_without_duplicates_and_ends_like_an_uninterrupte
     killed = [r for r in trials if r.info.status == "KILLED"]
     assert killed, "the run interrupted by SIGKILL must be marked KILLED"
     assert all(r.info.status in ("FINISHED", "KILLED") for r in trials)
-    _, _, reference_trials = study_runs(f"sqlite:///{tmp_path / 'ref.db'}", "tiny")
     assert final_overall(trials) == final_overall(reference_trials)
     assert len(parents) == 1 and parents[0].info.status == "FINISHED"
 
@@ -109,49 +102,43 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_a_tiny_sweep_on_a_local_ray_cluster(tmp_path, tiny_policy_path):
-    port = free_port()
-    ray = console_script("ray")
+def test_a_tiny_sweep_on_a_local_ray_cluster_logging_to_an_mlflow_server(tmp_path, tiny_policy_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "RAY_USAGE_STATS_ENABLED": "0"}
-    started = subprocess.run([ray, "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port), "--num-cpus", "2",
-                              "--include-dashboard", "false", "--disable-usage-stats"], env=env, capture_output=True, text=True, timeout=300)
-    assert started.returncode == 0, started.stderr[-3000:]
-    try:
-        study = write_study(tmp_path, tiny_policy_path, axes="{'credit': ['window3']}")
-        result = sweep(tmp_path, study, "--executor", "ray", "--address", f"127.0.0.1:{port}", "--no-tables")
-        assert result.returncode == 0, result.stderr[-4000:]
-        _, _, trials = study_runs(f"sqlite:///{tmp_path / 'q.db'}", "tiny")
-        assert len(trials) == 1 and trials[0].info.status == "FINISHED"
-    finally:
-        subprocess.run([ray, "stop", "--force"], env=env, capture_output=True, timeout=300)
-
-
-def test_a_tiny_sweep_logging_to_an_mlflow_server(tmp_path, tiny_policy_path):
-    port = free_port()
+    ray, ray_port, mlflow_port = console_script("ray"), free_port(), free_port()
     server = subprocess.Popen(
-        [console_script("mlflow"), "server", "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
+        [console_script("mlflow"), "server", "--host", "127.0.0.1", "--port", str(mlflow_port), "--workers", "1",
          "--backend-store-uri", f"sqlite:///{tmp_path / 'server.db'}", "--artifacts-destination", str(tmp_path / "artifacts")],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )
-    uri = f"http://127.0.0.1:{port}"
+    started = subprocess.run([ray, "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(ray_port),
+                              "--num-cpus", "2", "--include-dashboard", "false", "--disable-usage-stats"],
+                             env=env, capture_output=True, text=True, timeout=300)
+    uri = f"http://127.0.0.1:{mlflow_port}"
     try:
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(1)
+        assert started.returncode == 0, started.stderr[-3000:]
+        wait_for_port(mlflow_port)
         study = write_study(tmp_path, tiny_policy_path, axes="{'credit': ['window3']}")
-        result = sweep(tmp_path, study, "--no-tables", uri=uri)
+        result = sweep(tmp_path, study, "--executor", "ray", "--address", f"127.0.0.1:{ray_port}", "--no-tables", uri=uri)
         assert result.returncode == 0, result.stderr[-4000:]
         client, parents, trials = study_runs(uri, "tiny")
         assert len(parents) == 1 and len(trials) == 1 and trials[0].info.status == "FINISHED"
         assert client.list_artifacts(trials[0].info.run_id, "samples/final")
-        assert not (tmp_path / "q.db").exists()
+        assert not (tmp_path / "q.db").exists()  # everything went to the server
     finally:
+        subprocess.run([ray, "stop", "--force"], env=env, capture_output=True, timeout=300)
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=60)
+
+
+def wait_for_port(port: int, seconds: float = 120) -> None:
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(1)
+    raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {seconds} s")
 
 
 def test_a_malformed_study_or_an_unknown_preset_fails_before_any_trial(tmp_path, tiny_policy_path):
