@@ -1,0 +1,122 @@
+"""`tvrl-bench prepare-toy`: rebuild the shipped toy checkpoints (policy, learned critic) from a seed.
+
+The toy policy's recipe is tvrl_bench.world.pretrain_policy.pretrain_policy; the learned critic's is
+tvrl_bench.world.pretrain_critic.pretrain_critic. Both take (out_dir, seed, steps, progress) and return a summary
+dict. By default they write where the package looks for them, tvrl_bench/assets/{toy_policy,toy_learned}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+FOLDERS = {"policy": "toy_policy", "critic": "toy_learned"}  # where policies.toy and rewards.toy_learned look
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "prepare-toy",
+        help="rebuild the shipped toy policy / learned critic checkpoints from a seed",
+        description=(
+            "Pretrain the toy world's checkpoints from a seed, for a fixed number of steps (same seed and steps give "
+            "the same weights). The policy: a tiny HunyuanVideo-1.5 transformer trained by flow matching, about "
+            "20-25 CPU-minutes at the default 4000 steps on one thread (see docs/toy_policy.md). The critic: the "
+            "learned toy critic (toy_learned)."
+        ),
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument(
+        "--what", choices=("policy", "critic", "all"), default="all",
+        help="which checkpoint to rebuild: the toy policy, the learned toy critic, or both (policy first)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of initialisation, data, noise and validation prompts")
+    parser.add_argument(
+        "--steps", type=int, default=None,
+        help="optimizer steps (default: each recipe's own, the shipped checkpoints' count); a few steps give a quick smoke test",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=ASSETS,
+        help="parent folder; the policy goes to OUT/toy_policy and the critic to OUT/toy_learned "
+        "(default: the package's assets, overwriting the shipped checkpoints)",
+    )
+    parser.add_argument(
+        "--threads", type=int, default=1,
+        help="torch CPU threads; keep 1 on a shared machine (more threads on 2 shared cores made steps far slower)",
+    )
+    parser.add_argument(
+        "--eval-prompts", type=int, default=None,
+        help="policy only: held-out prompts sampled at each validation and for the final scores "
+        "(default: the recipe's 64; fewer is faster and noisier)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars (the validation log lines stay)")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+
+    if args.threads < 1:
+        raise SystemExit(f"prepare-toy: --threads must be >= 1, got {args.threads}")
+    if args.steps is not None and args.steps < 1:
+        raise SystemExit(f"prepare-toy: --steps must be >= 1, got {args.steps}")
+    if args.eval_prompts is not None and not 1 <= args.eval_prompts <= 64:
+        raise SystemExit(f"prepare-toy: --eval-prompts must be in 1..64 (the datasets.toy eval set), got {args.eval_prompts}")
+    torch.set_num_threads(args.threads)
+    what = ["policy", "critic"] if args.what == "all" else [args.what]
+    started = time.perf_counter()
+    lines = []
+    for name in what:
+        out_dir = args.out / FOLDERS[name]
+        print(f"prepare-toy: building the toy {name} (seed {args.seed}, "
+              f"{'recipe default' if args.steps is None else args.steps} steps) -> {out_dir}", flush=True)
+        t0 = time.perf_counter()
+        summary = _build(name, out_dir, args)
+        lines.append(f"{name} -> {out_dir} in {_minutes(time.perf_counter() - t0)}: {describe(summary)}")
+    print(f"prepare-toy done in {_minutes(time.perf_counter() - started)}")
+    for line in lines:
+        print(f"  {line}")
+    return 0
+
+
+def _build(name: str, out_dir: Path, args: argparse.Namespace) -> dict[str, Any]:
+    progress = not args.no_progress
+    if name == "policy":
+        from dataclasses import replace
+
+        from tvrl_bench.world.pretrain_policy import PolicyRecipe, pretrain_policy
+
+        recipe = PolicyRecipe()
+        if args.eval_prompts is not None:
+            recipe = replace(recipe, n_val=args.eval_prompts, n_eval=args.eval_prompts)
+        return pretrain_policy(out_dir, seed=args.seed, steps=args.steps, progress=progress, recipe=recipe)
+    try:
+        from tvrl_bench.world.pretrain_critic import pretrain_critic
+    except ImportError as exc:
+        raise SystemExit(
+            f"prepare-toy --what {args.what}: the learned critic's recipe (tvrl_bench.world.pretrain_critic) cannot be "
+            f"imported ({exc}); build the policy alone with --what policy"
+        ) from None
+    return pretrain_critic(out_dir, seed=args.seed, steps=args.steps, progress=progress)
+
+
+def describe(summary: dict[str, Any]) -> str:
+    """One line of a recipe's summary: its scores (the policy's evaluator scores, the critic's validation
+    accuracies), then its steps and CPU time."""
+    scores = summary.get("eval", {}).get("scores") if isinstance(summary.get("eval"), dict) else None
+    if scores is None:
+        scores = summary.get("validation_accuracy", {})
+    parts = [f"{k} {v:.3f}" for k, v in scores.items() if isinstance(v, (int, float))]
+    extra = []
+    if "steps" in summary:
+        extra.append(f"{summary['steps']} steps")
+    cpu = summary.get("cpu_seconds", summary.get("cpu_s"))
+    if isinstance(cpu, (int, float)):
+        extra.append(f"{_minutes(cpu)} CPU")
+    return ", ".join(parts) + (f" ({', '.join(extra)})" if extra else "")
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.1f} s"
