@@ -5,7 +5,7 @@ trials per second of wall time (driver start-up, trial processes, tables at the 
 
 Last line: two_over_one=<throughput with 2 workers / throughput with 1 worker>.
 
-    python benchmarks/sweep.py [--trials 4] [--steps 3]
+    python benchmarks/sweep.py [--trials 6] [--steps 3]
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def timed_sweep(study: Path, folder: Path, workers: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--trials", type=int, default=4, help="trials in the study (even; default 4)")
+    parser.add_argument("--trials", type=int, default=6, help="trials in the study (even; default 6)")
     parser.add_argument("--steps", type=int, default=3, help="optimizer steps per trial (default 3)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="tvrl-bench-sweep-") as tmp:

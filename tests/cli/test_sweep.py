@@ -38,7 +38,12 @@ def final_overall(trials) -> dict[str, float]:
 
 
 def test_a_killed_sweep_resumes_without_duplicates_and_ends_like_an_uninterrupted_one(tmp_path, tiny_policy_path):
-    study = write_study(tmp_path, tiny_policy_path, steps=5, extra=("training.trial.checkpoint_every = 1",))
+    # The faulty oracle scores like the toy oracle; in the sweep to kill, $TVRL_FAULT pauses each trial in its
+    # third step (after two checkpoints), so the kill lands mid-trial however fast the machine is.
+    faulty = tmp_path / "faulty_oracle.gin"
+    faulty.write_text("import tests.training.faults\nREWARD = @rewards.faulty_oracle()\n")
+    study = write_study(tmp_path, tiny_policy_path, steps=5, extra=("training.trial.checkpoint_every = 1",),
+                        axes=f"{{'credit': ['uniform', 'window3'], 'reward': ['{faulty}']}}")
     # The uninterrupted reference: two workers, every trial a child of one parent run, the table at the end.
     reference = sweep(tmp_path, study, "--workers", "2", uri=f"sqlite:///{tmp_path / 'ref.db'}", out="ref")
     assert reference.returncode == 0, reference.stderr[-4000:]
@@ -49,7 +54,7 @@ def test_a_killed_sweep_resumes_without_duplicates_and_ends_like_an_uninterrupte
     assert all(r.data.tags["mlflow.parentRunId"] == parents[0].info.run_id for r in reference_trials)
     assert {(r.data.params["credit"], r.data.params["method"], r.data.params["seed"]) for r in reference_trials} == {
         ("uniform", "GRPO", "0"), ("window3", "TVRL", "0")}
-    assert all(r.info.run_name.startswith("tiny/sage-toy_oracle-") for r in reference_trials)
+    assert all(r.info.run_name.startswith("tiny/sage-faulty_oracle-") for r in reference_trials)
     assert "sage" in (tmp_path / "ref" / "reports" / "tiny" / "samplers.md").read_text().lower()
     done = sweep(tmp_path, study, "--dry-run", uri=f"sqlite:///{tmp_path / 'ref.db'}", out="ref")
     assert done.returncode == 0 and done.stdout.count(" done ") == 2
@@ -57,16 +62,20 @@ def test_a_killed_sweep_resumes_without_duplicates_and_ends_like_an_uninterrupte
     uri = f"sqlite:///{tmp_path / 'q.db'}"
     command = [console_script("tvrl-sweep"), str(study), "--tracking-uri", uri, "--out", str(tmp_path / "out"),
                "--no-progress", "--workers", "2", "--no-tables"]
-    driver = subprocess.Popen(command, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.time() + 900
+    pausing = {**os.environ, "PYTHONPATH": str(ROOT), "TVRL_FAULT": "pause", "TVRL_FAULT_AT": "3"}
+    driver = subprocess.Popen(command, cwd=tmp_path, env=pausing, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 600
     while time.time() < deadline:
         time.sleep(2)
+        assert driver.poll() is None, f"the sweep to kill exited early with code {driver.returncode}"
         checkpoints = list((tmp_path / "out" / "runs" / "tiny").glob("*/state.pt"))
-        if checkpoints and (tmp_path / "q.db").exists():
+        if len(checkpoints) == 2 and (tmp_path / "q.db").exists():
             _, _, trials = study_runs(uri, "tiny")
-            if any(r.info.status == "RUNNING" for r in trials):
+            if sum(r.info.status == "RUNNING" for r in trials) == 2:
                 break
+    else:
+        raise AssertionError("no trial reached its pause within 600 s")
     os.killpg(driver.pid, signal.SIGKILL)  # the driver and every trial process
     driver.wait()
 

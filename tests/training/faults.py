@@ -2,13 +2,14 @@
 
 Imported by a test's gin file (`import tests.training.faults`); it wraps the toy oracle and, on its N-th
 call in this process (N from an environment variable, so the trial's config and key stay the same across a
-rerun), sends the process a signal or returns NaN scores.
+rerun), sends the process a signal, returns NaN scores or pauses (so a test can kill it at a known point).
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import time
 
 from tvrl_bench.registry import register
 from tvrl_bench.rewards.toy_oracle import ToyOracle
@@ -16,7 +17,8 @@ from tvrl_bench.rewards.toy_oracle import ToyOracle
 
 @register("rewards", "faulty_oracle")
 class FaultyOracle(ToyOracle):
-    """The toy oracle, with faults on call $TVRL_FAULT_AT: $TVRL_FAULT = sigkill | sigterm | nan."""
+    """The toy oracle, with faults on call $TVRL_FAULT_AT: $TVRL_FAULT = sigkill | sigterm | nan | pause
+    (pause: sleep $TVRL_FAULT_PAUSE_S seconds, default 600, then go on)."""
 
     calls = 0
 
@@ -27,5 +29,8 @@ class FaultyOracle(ToyOracle):
             fault = os.environ["TVRL_FAULT"]
             if fault == "nan":
                 return scores * float("nan")  # still a function of the video, as a real NaN would be
+            if fault == "pause":
+                time.sleep(float(os.environ.get("TVRL_FAULT_PAUSE_S", "600")))
+                return scores
             os.kill(os.getpid(), {"sigkill": signal.SIGKILL, "sigterm": signal.SIGTERM}[fault])
         return scores

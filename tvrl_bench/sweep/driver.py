@@ -118,7 +118,7 @@ def run_sweep(study_file: str, executor_factory, options: SweepOptions) -> Sweep
                     log.error("trial %s (%s) failed %d times; see %s", spec.key, spec.title, attempts[spec.key], out / "logs")
                     summary.failed.append(spec)
                     bar.update(1)
-                bar.set_postfix(running=len(pending), finished=len(summary.finished), failed=len(summary.failed))
+                bar.set_postfix(left=len(pending), finished=len(summary.finished), failed=len(summary.failed))
     finally:
         bar.close()
         executor.shutdown()

@@ -37,7 +37,7 @@ def score_videos(reward: Reward, video: torch.Tensor, prompts: list[str], checks
     if not need_grads:
         with torch.no_grad():
             pair_scores = reward.score_pairs(video[index], pair_prompts, pair_questions)
-        return Scores(_scatter(pair_scores, flat, b, k), mask, None)
+        return Scores(_scatter(pair_scores, flat, b, k), mask.to(pair_scores.device), None)
     copies = video[index].clone().requires_grad_(True)
     with torch.enable_grad():
         pair_scores = reward.score_pairs(copies, pair_prompts, pair_questions)
@@ -45,7 +45,8 @@ def score_videos(reward: Reward, video: torch.Tensor, prompts: list[str], checks
     magnitude = grad.abs().sum(dim=2)  # [P, F, H, W]
     grads = magnitude.new_zeros(b * k, *magnitude.shape[1:])
     grads[flat.to(grads.device)] = magnitude
-    return Scores(_scatter(pair_scores.detach(), flat, b, k), mask, grads.reshape(b, k, *magnitude.shape[1:]))
+    scores = _scatter(pair_scores.detach(), flat, b, k)
+    return Scores(scores, mask.to(scores.device), grads.reshape(b, k, *magnitude.shape[1:]))
 
 
 def score_videos_looped(reward: Reward, video: torch.Tensor, prompts: list[str], checks: list) -> Scores:
