@@ -16,11 +16,17 @@ from tvrl_bench.rewards.base import Reward
 
 @dataclass
 class Scores:
-    """scores[B, K] (0 where masked), mask[B, K], grads[B, K, F, H, W] = |d r_ik / d video_i| summed over colour."""
+    """scores[B, K] (0 where masked), mask[B, K], grads[B, K, F, H, W] = |d r_ik / d video_i| summed over colour.
+
+    The mask is moved to the scores' device: a critic on a GPU scores pairs whose mask was built on the CPU.
+    """
 
     scores: torch.Tensor
     mask: torch.Tensor
     grads: torch.Tensor | None
+
+    def __post_init__(self) -> None:
+        self.mask = self.mask.to(self.scores.device)
 
     def rewards(self) -> torch.Tensor:
         """R_i = mean of the prompt's check scores, [B]."""
@@ -37,7 +43,7 @@ def score_videos(reward: Reward, video: torch.Tensor, prompts: list[str], checks
     if not need_grads:
         with torch.no_grad():
             pair_scores = reward.score_pairs(video[index], pair_prompts, pair_questions)
-        return Scores(_scatter(pair_scores, flat, b, k), mask.to(pair_scores.device), None)
+        return Scores(_scatter(pair_scores, flat, b, k), mask, None)
     copies = video[index].clone().requires_grad_(True)
     with torch.enable_grad():
         pair_scores = reward.score_pairs(copies, pair_prompts, pair_questions)
@@ -45,8 +51,7 @@ def score_videos(reward: Reward, video: torch.Tensor, prompts: list[str], checks
     magnitude = grad.abs().sum(dim=2)  # [P, F, H, W]
     grads = magnitude.new_zeros(b * k, *magnitude.shape[1:])
     grads[flat.to(grads.device)] = magnitude
-    scores = _scatter(pair_scores.detach(), flat, b, k)
-    return Scores(scores, mask.to(scores.device), grads.reshape(b, k, *magnitude.shape[1:]))
+    return Scores(_scatter(pair_scores.detach(), flat, b, k), mask, grads.reshape(b, k, *magnitude.shape[1:]))
 
 
 def score_videos_looped(reward: Reward, video: torch.Tensor, prompts: list[str], checks: list) -> Scores:
