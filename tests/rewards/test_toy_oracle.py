@@ -258,3 +258,53 @@ def test_spearman_helper_against_a_hand_computed_case():
     # ranks a: 0, 1, 2, 3; ranks b: 0, 2, 1, 3 -> 1 - 6 * 2 / (4 * 15) = 0.8
     assert spearman([1, 2, 3, 4], [10, 30, 20, 40]) == pytest.approx(0.8)
     assert spearman([1, 1, 2], [5, 5, 9]) == pytest.approx(1.0)
+
+
+def test_fill_evidence_of_rendered_sprites_against_their_masks():
+    """The box of a rendered sprite: its fill is the shape's own fill ratio, its ring is empty, it spans the box."""
+    from tvrl_bench.world.shapes import shape_mask
+
+    oracle = ToyOracle()
+    for shape in ("circle", "square"):
+        scene = ground_truth_scene(SceneDescription("black", (SpriteDescription("red", shape, "static"),)), 3, DEFAULT)
+        video = render_batch([scene])
+        size = scene.sprites[0].size
+        masks = oracle.colour_masks(video, torch.tensor([_row("red")]))
+        evidence = oracle.shape_evidence(masks)
+        i = oracle.shapes.index(shape)
+        expected_fill = float(shape_mask(shape, size).float().mean())
+        assert evidence.fill[0, :, i].tolist() == pytest.approx([expected_fill] * video.shape[1], abs=1e-3)
+        assert float(evidence.ring[0, :, i].max()) < 1e-3 and float(evidence.reach[0, :, i].min()) > 0.99
+        assert float(evidence.mass[0, 0, i]) == pytest.approx(float(shape_mask(shape, size).sum()), abs=1e-2)
+
+
+def _row(colour: str) -> int:
+    from tvrl_bench.world.palette import ALL_COLOURS
+
+    return ALL_COLOURS.index(colour)
+
+
+def test_prob_score_is_the_probability_of_the_log_prob_score():
+    scenes = sample_scenes(4, 11, DEFAULT)
+    videos = render_batch(scenes)
+    checks = [checks_for(s) for s in scenes]
+    with torch.no_grad():
+        log_p = ToyOracle(score="log_prob").score(videos, [prompt_of(s) for s in scenes], checks)
+        p = ToyOracle(score="prob").score(videos, [prompt_of(s) for s in scenes], checks)
+    mask = ToyOracle().score_mask(checks)
+    assert torch.allclose(p[mask], log_p[mask].exp(), rtol=1e-5)
+    assert ToyOracle(score="prob").floor_score == pytest.approx(1e-4)
+
+
+def test_the_template_measure_stays_available_and_bad_choices_are_clear_errors():
+    scenes = sample_scenes(8, 5, DEFAULT)
+    videos = render_batch(scenes)
+    checks = [checks_for(s) for s in scenes]
+    with torch.no_grad():
+        scores = ToyOracle(shape_measure="template").score(videos, [prompt_of(s) for s in scenes], checks)
+    mask = ToyOracle().score_mask(checks)
+    assert float(scores[mask].min()) > -0.1  # ground truth answers every one of its checks yes
+    with pytest.raises(ValueError, match="shape_measure must be 'fill' or 'template'"):
+        ToyOracle(shape_measure="outline")
+    with pytest.raises(ValueError, match="score must be 'log_prob' or 'prob'"):
+        ToyOracle(score="logit")

@@ -60,3 +60,15 @@ def test_an_unknown_axis_and_a_malformed_study_file(tmp_path):
     bad.write_text("sweeps.study.name = 'x'\nsweeps.study.axes = {'credit': ['uniform'\n")
     with pytest.raises(ConfigError, match="bad.gin:"):
         load_study(str(bad))
+
+
+def test_excluded_combinations_are_left_out_and_bad_rules_name_the_line(tmp_path):
+    path = write_study(tmp_path, "/nowhere", axes="{'objective': ['grpo', 'null'], 'credit': ['uniform', 'window3']}", seeds="[0, 1]")
+    path.write_text(path.read_text() + "sweeps.study.exclude = [{'objective': 'null', 'credit': 'uniform'}]\n")
+    study, resolved = load_study(str(path))
+    trials = expand(study, resolved)
+    combos = {tuple(t.labels.values()) for t in trials}
+    assert combos == {("grpo", "uniform"), ("grpo", "window3"), ("null", "window3")} and len(trials) == 6
+    path.write_text(path.read_text().replace("'credit': 'uniform'}]", "'credit': 'window9'}]"))
+    with pytest.raises(ConfigError, match=r"sweeps\.study\.exclude .*axis -> one of that axis's values"):
+        load_study(str(path))

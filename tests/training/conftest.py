@@ -10,6 +10,7 @@ FAST = [
     "training.trial.micro_batch = 4",
     "training.trial.eval_prompts = 4",
     "training.trial.sample_videos = 2",
+    "training.trial.eval_every = 0",  # evaluation during training has its own tests (test_periodic_eval.py)
     "datasets.toy.n_train = 16",
     "datasets.toy.n_eval = 8",
 ]

@@ -47,3 +47,25 @@ def test_a_policy_that_changed_since_the_rollout_is_a_clear_error(tiny_policy_pa
             torch.ones(4), torch.ones(4, 256), micro_batch=2, check_ratio_tolerance=0.0,
         )
     assert all(p.grad is None for p in policy.trainable_parameters())
+
+
+def test_balance_factors_scale_each_transition_like_its_loss(tiny_policy_path):
+    """A per-step factor c multiplies that transition's gradient by c (applied through the advantage)."""
+    policy, sampler, cond, rollout = setup(tiny_policy_path, shuffle=False)
+    weights = torch.ones(4, 256)
+    advantages = torch.tensor([1.0, -1.0, 0.5, -0.5])
+
+    def gradient(balance):
+        policy.zero_grad(set_to_none=True)
+        accumulate_policy_gradient(policy, sampler, CreditWeightedGRPO(), rollout, cond, torch.arange(4), advantages,
+                                   weights, micro_batch=2, balance=balance)
+        return torch.cat([p.grad.reshape(-1) for p in policy.trainable_parameters() if p.grad is not None])
+
+    plain = gradient(None)
+    steps = rollout.trained[0].tolist()
+    scaled = torch.zeros(4)
+    scaled[steps] = 2.5
+    assert torch.allclose(gradient(scaled), 2.5 * plain, rtol=1e-4, atol=1e-8)
+    only_first = torch.zeros(4)
+    only_first[steps[0]] = 1.0
+    assert not torch.allclose(gradient(only_first), plain)  # the other transitions dropped out

@@ -21,11 +21,24 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "prompts",
         metavar="PROMPTS",
+        nargs="?",
         help="prompt file: CSV with a header (see --column), JSONL with a 'prompt' key, a .txt with one prompt per "
         "line, or a VBench-2.0 folder (its whole prompt suite)",
     )
-    parser.add_argument("--model", required=True, metavar="PATH", help="local folder of the LLM checkpoint (Qwen3.5)")
-    parser.add_argument("--out", required=True, metavar="CHECKS.jsonl", help="the checks cache to create or extend")
+    parser.add_argument("--model", metavar="PATH", help="local folder of the LLM checkpoint (Qwen3.5)")
+    parser.add_argument("--out", metavar="CHECKS.jsonl", help="the checks cache to create or extend")
+    parser.add_argument(
+        "--format", default="lines", choices=["lines", "json5"],
+        help="'lines': at most --max-checks numbered questions (ours); 'json5': the official format, exactly "
+        "--exact checks as a JSON array q1..qN with an all-'Yes' target, repaired by asking again (--repairs)",
+    )
+    parser.add_argument("--exact", type=int, default=5, metavar="N", help="checks per prompt with --format json5 (5)")
+    parser.add_argument("--repairs", type=int, default=2, metavar="R", help="repair requests per prompt (json5; 2)")
+    parser.add_argument(
+        "--check", metavar="CHECKS.jsonl",
+        help="only check a json5 cache: every prompt has exactly --exact checks q1..qN with target 'Yes' "
+        "(prints the problems; exit status 1 if any)",
+    )
     parser.add_argument("--max-checks", type=int, default=8, metavar="N", help="at most N checks per prompt (default 8)")
     parser.add_argument("--batch-size", type=int, default=8, metavar="B", help="prompts per generation batch (default 8)")
     parser.add_argument(
@@ -56,11 +69,40 @@ def read_prompts(path: str, column: str) -> list[str]:
     return [row.prompt for row in read_rows(path, column)]
 
 
-def run(args: argparse.Namespace) -> int:
-    from tvrl_bench.datasets.decompose import CheckWriter, decompose
+def check(path: str, n: int) -> int:
+    """`--check`: print every record of a json5 cache that breaks the exact-n format; 1 if any, else 0."""
+    from tvrl_bench.datasets.decompose_exact import check_cache
 
     try:
+        bad = check_cache(path, n)
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    for prompt, found in bad.items():
+        print(f"{prompt!r}: {'; '.join(found)}")
+    print(f"{path}: {len(bad)} prompt(s) break the exact-{n} format")
+    return 1 if bad else 0
+
+
+def run(args: argparse.Namespace) -> int:
+    from tvrl_bench.datasets.decompose import CheckWriter, decompose
+    from tvrl_bench.datasets.decompose_exact import decompose_exact
+
+    if args.check:
+        return check(args.check, args.exact)
+    missing = [flag for flag, value in (("PROMPTS", args.prompts), ("--model", args.model), ("--out", args.out)) if not value]
+    if missing:
+        print(f"error: decompose needs {', '.join(missing)} (or --check CHECKS.jsonl)", file=sys.stderr)
+        return 2
+    try:
         prompts = read_prompts(args.prompts, args.column)
+        if args.format == "json5":
+            stats = decompose_exact(
+                prompts, args.out, writer=lambda: CheckWriter(args.model, args.device, args.dtype, args.max_new_tokens),
+                n=args.exact, repairs=args.repairs, batch_size=args.batch_size, model_name=str(args.model),
+            )
+            print(f"{args.out}: generated {stats.generated}, cached {stats.cached}, invalid after repairs {stats.empty}")
+            return 0
         stats = decompose(
             prompts,
             args.out,

@@ -1,4 +1,8 @@
-"""`tvrl-bench list [FAMILY]`: every registered component with its description and parameters."""
+"""`tvrl-bench list [FAMILY]`: every registered component with its description and parameters.
+
+The listing is read from the component modules' source (static_listing), so it prints at once without importing
+torch; where the source cannot be read that way, the modules are imported and the registry is listed.
+"""
 
 from __future__ import annotations
 
@@ -21,25 +25,40 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def format_default(value: object) -> str:
-    if value is inspect.Parameter.empty:
+    import gin
+
+    if value is inspect.Parameter.empty or value is gin.REQUIRED:
         return "REQUIRED"
     return repr(value)
 
 
-def render(family: str | None = None) -> str:
-    registry.import_components()
+def _members(fam: str, static: list | None) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """(qualified name, description, [(parameter, rendered default)]) of a family's components, sorted by name."""
+    if static is not None:
+        found = sorted((c for c in static if c.family == fam), key=lambda c: c.name)
+        return [(c.qualified_name, c.description, list(c.parameters)) for c in found]
+    return [(c.qualified_name, c.description, [(n, format_default(d)) for n, d in c.parameters()])
+            for c in registry.components(fam)]
+
+
+def render(family: str | None = None, static: bool = True) -> str:
+    from tvrl_bench.cli.static_listing import scan
+
+    read = scan(registry.COMPONENT_MODULES) if static else None
+    if read is None:
+        registry.import_components()
     lines = []
     for fam in [family] if family else list(registry.FAMILIES):
         macro, description = registry.FAMILIES[fam]
         bound = f"  (preset macro: {macro})" if macro else ""
         lines.append(f"{fam}: {description}{bound}")
-        members = registry.components(fam)
+        members = _members(fam, read)
         if not members:
             lines.append("  (none registered)")
-        for c in members:
-            lines.append(f"  {c.qualified_name:<28} {c.description}")
-            for name, default in c.parameters():
-                lines.append(f"      {name} = {format_default(default)}")
+        for qualified, description, parameters in members:
+            lines.append(f"  {qualified:<28} {description}")
+            for name, default in parameters:
+                lines.append(f"      {name} = {default}")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 

@@ -1,6 +1,8 @@
 """`tvrl-bench`: the umbrella command (list components, prepare the toy world, annotate, ...).
 
 Each subcommand lives in its own module exposing `add_parser(subparsers)`; the module is listed in SUBCOMMANDS.
+Subcommand modules import torch and components only when they run, so `--help` answers at once. Every
+subcommand takes `--debug`; an error ends in one line on stderr (tvrl_bench.cli.errors).
 """
 
 from __future__ import annotations
@@ -8,6 +10,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+
+from tvrl_bench.cli.errors import add_debug_flag, run_guarded
 
 SUBCOMMANDS = [
     "tvrl_bench.cli.list_components",
@@ -27,12 +31,18 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in SUBCOMMANDS:
         importlib.import_module(module).add_parser(subparsers)
+    for sub in subparsers.choices.values():
+        if not any("--debug" in a.option_strings for a in sub._actions):
+            add_debug_flag(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return int(args.run(args) or 0)
+    from tvrl_bench.tracking.store import resolve_uri
+
+    uri = resolve_uri(getattr(args, "tracking_uri", None))
+    return run_guarded(f"tvrl-bench {args.command}", lambda: args.run(args), args.debug, uri)
 
 
 if __name__ == "__main__":

@@ -2,18 +2,25 @@
 
 The toy policy's recipe is tvrl_bench.world.pretrain_policy.pretrain_policy; the learned critic's is
 tvrl_bench.world.pretrain_critic.pretrain_critic. Both take (out_dir, seed, steps, progress) and return a summary
-dict. By default they write where the package looks for them, tvrl_bench/assets/{toy_policy,toy_learned}.
+dict. They write to `--out` (default ./toy_checkpoints/{toy_policy,toy_learned}); the shipped checkpoints in
+tvrl_bench/assets/ are replaced only with `--overwrite-assets`. Nothing is lost either way: each checkpoint is
+built in a scratch folder beside its target and swapped in when complete, and a target that already held files
+is first moved to `<target>.backup-<time>`.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import time
 from pathlib import Path
 from typing import Any
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
+DEFAULT_OUT = Path("toy_checkpoints")
 FOLDERS = {"policy": "toy_policy", "critic": "toy_learned"}  # where policies.toy and rewards.toy_learned look
+BINDINGS = {"policy": "policies.toy.path", "critic": "rewards.toy_learned.path"}
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -38,9 +45,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="optimizer steps (default: each recipe's own, the shipped checkpoints' count); a few steps give a quick smoke test",
     )
     parser.add_argument(
-        "--out", type=Path, default=ASSETS,
-        help="parent folder; the policy goes to OUT/toy_policy and the critic to OUT/toy_learned "
-        "(default: the package's assets, overwriting the shipped checkpoints)",
+        "--out", type=Path, default=None,
+        help=f"parent folder; the policy goes to OUT/toy_policy and the critic to OUT/toy_learned (default: "
+        f"./{DEFAULT_OUT}; use them with `policies.toy.path = 'OUT/toy_policy'` or "
+        "`rewards.toy_learned.path = 'OUT/toy_learned'`). An existing checkpoint there is kept as a backup",
+    )
+    parser.add_argument(
+        "--overwrite-assets", action="store_true",
+        help=f"write into the package's shipped checkpoints ({ASSETS}) instead of --out; the shipped ones are moved "
+        "to <name>.backup-<time> beside them first",
     )
     parser.add_argument(
         "--threads", type=int, default=1,
@@ -55,30 +68,77 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    import torch
+def _target_root(args: argparse.Namespace) -> Path:
+    """Where the checkpoints go: --out, the package's assets with --overwrite-assets, else ./toy_checkpoints."""
+    if args.overwrite_assets:
+        if args.out is not None:
+            raise SystemExit("prepare-toy: give --out or --overwrite-assets, not both")
+        return ASSETS
+    out = args.out if args.out is not None else DEFAULT_OUT
+    if out.resolve() == ASSETS.resolve():
+        raise SystemExit(
+            f"prepare-toy: --out {out} is the package's shipped checkpoints; pass --overwrite-assets (without --out) "
+            "to replace them (they are kept as a backup), or choose another folder"
+        )
+    if out.exists() and not out.is_dir():
+        raise SystemExit(f"prepare-toy: --out {out} is a file; name a folder")
+    return out
 
+
+def run(args: argparse.Namespace) -> int:
     if args.threads < 1:
         raise SystemExit(f"prepare-toy: --threads must be >= 1, got {args.threads}")
     if args.steps is not None and args.steps < 1:
         raise SystemExit(f"prepare-toy: --steps must be >= 1, got {args.steps}")
     if args.eval_prompts is not None and not 1 <= args.eval_prompts <= 64:
         raise SystemExit(f"prepare-toy: --eval-prompts must be in 1..64 (the datasets.toy eval set), got {args.eval_prompts}")
+    root = _target_root(args)
+    import torch
+
     torch.set_num_threads(args.threads)
     what = ["policy", "critic"] if args.what == "all" else [args.what]
     started = time.perf_counter()
     lines = []
     for name in what:
-        out_dir = args.out / FOLDERS[name]
+        out_dir = root / FOLDERS[name]
         print(f"prepare-toy: building the toy {name} (seed {args.seed}, "
               f"{'recipe default' if args.steps is None else args.steps} steps) -> {out_dir}", flush=True)
         t0 = time.perf_counter()
-        summary = _build(name, out_dir, args)
-        lines.append(f"{name} -> {out_dir} in {_minutes(time.perf_counter() - t0)}: {describe(summary)}")
+        summary, backup = build_into(out_dir, lambda scratch, name=name: _build(name, scratch, args))
+        kept = f"; the previous one is kept in {backup}" if backup else ""
+        lines.append(f"{name} -> {out_dir} in {_minutes(time.perf_counter() - t0)}: {describe(summary)}{kept}")
+    if root != ASSETS:
+        uses = " ".join(f"\"{BINDINGS[n]} = '{root / FOLDERS[n]}'\"" for n in what)
+        print(f"prepare-toy: use them in a trial with --gin_bindings {uses}")
     print(f"prepare-toy done in {_minutes(time.perf_counter() - started)}")
     for line in lines:
         print(f"  {line}")
     return 0
+
+
+def build_into(target: Path, build) -> tuple[dict[str, Any], Path | None]:
+    """Run `build(scratch_folder)`, then swap the scratch folder in as `target`; an existing non-empty target is
+    first renamed to `<target>.backup-<time>` (returned). A failed build leaves `target` untouched."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    scratch = target.with_name(f"{target.name}.partial-{os.getpid()}")
+    shutil.rmtree(scratch, ignore_errors=True)
+    try:
+        summary = build(scratch)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    backup = None
+    if target.exists() and any(target.iterdir()):
+        backup = target.with_name(f"{target.name}.backup-{time.strftime('%Y%m%d-%H%M%S')}")
+        n = 1
+        while backup.exists():
+            n += 1
+            backup = target.with_name(f"{target.name}.backup-{time.strftime('%Y%m%d-%H%M%S')}-{n}")
+        target.rename(backup)
+    elif target.exists():
+        target.rmdir()
+    scratch.rename(target)
+    return summary, backup
 
 
 def _build(name: str, out_dir: Path, args: argparse.Namespace) -> dict[str, Any]:

@@ -40,11 +40,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-log", action="store_true", help="do not log the files to the study's parent run")
     parser.add_argument("--max-curve-runs", type=int, default=10,
                         help="runs per cell read for training curves (lowest seeds first; default 10)")
+    from tvrl_bench.cli.errors import add_debug_flag
+
+    add_debug_flag(parser)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from tvrl_bench.cli.errors import run_guarded
+    from tvrl_bench.tracking.store import resolve_uri
+
+    return run_guarded("tvrl-report", lambda: _report(args), args.debug, resolve_uri(args.tracking_uri))
+
+
+def _report(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, format="tvrl-report: %(levelname)s: %(message)s")
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # heatmap downloads, quietly
     from pathlib import Path

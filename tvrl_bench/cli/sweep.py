@@ -1,14 +1,20 @@
-"""`tvrl-sweep STUDY.gin`: run every trial of a study (combinations x seeds), resumably, then its tables."""
+"""`tvrl-sweep STUDY.gin`: run every trial of a study (combinations x seeds), resumably, then its tables.
+
+Flags, the study file and every trial's config are checked before the tracking store is touched or a trial
+starts; every error is one line (`--debug` adds the traceback). Exit codes: 0 all finished, 1 a trial failed (or
+a bug), 2 a mistake in the study, a flag or the tracking store, 130 stopped by a signal (rerun to resume).
+"""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
-from tvrl_bench.config import ConfigError
-from tvrl_bench.sweep.driver import SweepOptions, run_sweep
-from tvrl_bench.tracking.mlflow_run import DEFAULT_TRACKING_URI
+from tvrl_bench.cli.errors import INTERRUPTED, UserError, add_debug_flag, run_guarded
+
+DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,8 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--address", default="auto", help="Ray cluster address HOST:PORT (with --executor ray; default auto)")
     parser.add_argument("--cpus-per-trial", type=float, default=1.0, help="CPUs each Ray task asks for (default 1)")
     parser.add_argument(
-        "--tracking-uri", default=DEFAULT_TRACKING_URI,
-        help=f"MLflow tracking URI: a SQLite file or an http:// tracking server (default {DEFAULT_TRACKING_URI})",
+        "--tracking-uri", default=None,
+        help="MLflow tracking URI: a SQLite file or an http:// tracking server "
+        f"(default: $MLFLOW_TRACKING_URI, else {DEFAULT_TRACKING_URI})",
     )
     parser.add_argument("--profile", help="run the study on another profile: a name the study maps (toy, paper) or a file")
     parser.add_argument("--steps", type=int, help="override every trial's optimizer steps")
@@ -38,12 +45,43 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", default=".", help="folder for runs/ (checkpoints), logs/ and reports/ (default: .)")
     parser.add_argument("--no-tables", action="store_true", help="do not regenerate the study's tables at the end")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_debug_flag(parser)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from tvrl_bench.tracking.store import resolve_uri
+
+    args.tracking_uri = resolve_uri(args.tracking_uri)
+    return run_guarded("tvrl-sweep", lambda: _sweep(args), args.debug, args.tracking_uri)
+
+
+def check_flags(args: argparse.Namespace) -> None:
+    """Flag values, before anything is planned or written."""
+    if args.workers < 1:
+        raise UserError(f"--workers {args.workers}: run at least 1 trial at a time")
+    if args.threads is not None and args.threads < 1:
+        raise UserError(f"--threads {args.threads}: give each trial 1 or more torch threads")
+    if args.max_attempts < 1:
+        raise UserError(f"--max-attempts {args.max_attempts}: give each trial at least 1 attempt")
+    if args.steps is not None and args.steps < 0:
+        raise UserError(f"--steps {args.steps}: give 0 (evaluate only) or more optimizer steps")
+    if args.cpus_per_trial <= 0:
+        raise UserError(f"--cpus-per-trial {args.cpus_per_trial}: give a positive number of CPUs")
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise UserError(f"--out {args.out}: this is a file; name a folder for runs/, logs/ and reports/")
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    check_flags(args)
+    from tvrl_bench.config import resolve
+
+    resolve(args.study)  # a missing study file is reported before torch is imported
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from tvrl_bench.sweep.driver import SweepOptions, plan, run_sweep
+    from tvrl_bench.tracking.store import check_store
+
     options = SweepOptions(
         tracking_uri=args.tracking_uri,
         out_dir=args.out,
@@ -54,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
         progress=not args.no_progress,
         regenerate_tables=not args.no_tables,
     )
+    planned = plan(args.study, options)  # every config error before the tracking store is touched
+    check_store(args.tracking_uri, write=not args.dry_run)
 
     def executor():
         if args.executor == "ray":
@@ -64,16 +104,15 @@ def main(argv: list[str] | None = None) -> int:
 
         return LocalExecutor(args.workers, args.threads)
 
-    try:
-        summary = run_sweep(args.study, executor, options)
-    except ConfigError as exc:
-        print(f"tvrl-sweep: config error (nothing was run):\n{exc}", file=sys.stderr)
-        return 2
+    summary = run_sweep(args.study, executor, options, planned)
     if args.dry_run:
         return 0
+    if summary.signal is not None:
+        print(f"tvrl-sweep: {summary.line()}", file=sys.stderr)
+        return INTERRUPTED
     print(summary.line())
     for spec in summary.failed:
-        print(f"  FAILED {spec.key} {spec.title}", file=sys.stderr)
+        print(f"  FAILED {spec.key} {spec.title}: {summary.errors.get(spec.key, 'see its log')}", file=sys.stderr)
     if summary.reports:
         for name, table in summary.reports.get("tables", {}).items():
             print(f"  table {name}: {', '.join(str(f) for f in table['files'])}")

@@ -1,15 +1,20 @@
-"""`tvrl-train CONFIG.gin`: run one trial (train, evaluate, log to MLflow), resuming it if it was interrupted."""
+"""`tvrl-train CONFIG.gin`: run one trial (train, evaluate, log to MLflow), resuming it if it was interrupted.
+
+Arguments are parsed before torch or any component is imported, so `--help` and flag errors answer at once.
+Every error ends in one line on stderr (`--debug` shows the traceback): exit 2 for a mistake in the config,
+a file, a flag or the tracking store, 1 for a failed trial (or a bug), 130 when stopped by a signal.
+"""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
-from tvrl_bench.config import ConfigError
-from tvrl_bench.tracking.mlflow_run import DEFAULT_TRACKING_URI
-from tvrl_bench.training.loop import StopRequested, TrialFailed
-from tvrl_bench.training.trial import TrialOptions, run_trial
+from tvrl_bench.cli.errors import INTERRUPTED, UserError, add_debug_flag, run_guarded
+
+DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,7 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--steps", type=int, help="optimizer steps (binds training.trial.steps; 0 = evaluate the untrained policy)")
     parser.add_argument("--seed", type=int, help="training and generation seed (binds training.trial.seed)")
     parser.add_argument(
-        "--tracking-uri", default=DEFAULT_TRACKING_URI, help=f"MLflow tracking URI (default {DEFAULT_TRACKING_URI})"
+        "--tracking-uri", default=None,
+        help=f"MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else {DEFAULT_TRACKING_URI})",
     )
     parser.add_argument("--experiment", default="trials", help="MLflow experiment name (default: trials)")
     parser.add_argument(
@@ -40,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="torch CPU threads for this process (default 1: several processes sharing a CPU contend badly)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (logs only)")
+    add_debug_flag(parser)
     sweep = parser.add_argument_group("set by tvrl-sweep")
     sweep.add_argument("--study", help="study name: tags the run and prefixes its name")
     sweep.add_argument("--parent-run-id", help="MLflow run id of the study's parent run")
@@ -56,7 +63,35 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from tvrl_bench.tracking.store import resolve_uri
+
+    args.tracking_uri = resolve_uri(args.tracking_uri)
+    return run_guarded("tvrl-train", lambda: _train(args), args.debug, args.tracking_uri)
+
+
+def _check_flags(args: argparse.Namespace) -> None:
+    if args.threads < 1:
+        raise UserError(f"--threads {args.threads}: give 1 or more torch threads")
+    if args.steps is not None and args.steps < 0:
+        raise UserError(f"--steps {args.steps}: give 0 (evaluate only) or more optimizer steps")
+    if args.attempt is not None and args.attempt < 1:
+        raise UserError(f"--attempt {args.attempt}: attempts count from 1")
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise UserError(f"--out {args.out}: this is a file, not a folder; name a folder for the checkpoints")
+    for label in args.label:
+        if "=" not in label or not label.split("=", 1)[0] or not label.split("=", 1)[1]:
+            raise UserError(f"--label {label!r}: write AXIS=PRESET, e.g. --label sampler=sage")
+
+
+def _train(args: argparse.Namespace) -> int:
+    _check_flags(args)
+    from tvrl_bench.tracking.store import check_store
+
+    check_store(args.tracking_uri)  # seconds, not minutes, when the store cannot be used
     import torch
+
+    from tvrl_bench.training.loop import StopRequested, TrialFailed
+    from tvrl_bench.training.trial import TrialOptions, run_trial
 
     torch.set_num_threads(args.threads)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -78,15 +113,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     try:
         result = run_trial(args.configs, bindings, options)
-    except ConfigError as exc:
-        print(f"tvrl-train: config error:\n{exc}", file=sys.stderr)
-        return 2
     except TrialFailed as exc:
+        if args.debug:
+            import traceback
+
+            traceback.print_exc()
         print(f"tvrl-train: trial failed: {exc} (run marked FAILED, checkpoint kept)", file=sys.stderr)
         return 1
     except StopRequested as exc:
         print(f"tvrl-train: {exc}; the run is marked KILLED, rerun the same command to resume", file=sys.stderr)
-        return 130
+        return INTERRUPTED
     if result.run_id is not None:  # the main process reports; other ranks only train
         summary = " ".join(f"{k}={v:.4f}" for k, v in sorted(result.metrics.items()) if "/" not in k)
         print(f"run {result.run_id} {result.status}: {summary}")

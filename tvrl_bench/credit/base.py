@@ -25,6 +25,9 @@ class CreditRouter(ABC):
     """Maps (grads[B, K, F, H, W] or None, video[B, F, 3, H, W], grid) to weights[B, T', H', W'] (mean 1)."""
 
     needs_grads: bool = True
+    # "pixels": grads[B, K, F, H, W] w.r.t. the decoded video; "critic": grads[B, K, Tc, Hc, Wc] w.r.t. the
+    # critic's own input patches (training/scoring.py).
+    grad_space: str = "pixels"
 
     @abstractmethod
     def __call__(
@@ -35,6 +38,11 @@ class CreditRouter(ABC):
         mask: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Weights [B, T', H', W'], detached, mean 1 per rollout. mask[B, K] marks the real checks."""
+
+    def per_check(self, grads, video, grid: TokenGrid, mask=None) -> torch.Tensor:
+        """Per-check weights [B, K, T', H', W'] (mean 1 each), for objectives with one ratio per check
+        (objectives.tvrl_official). By default the router's one map, shared by every check (K = 1)."""
+        return self(grads, video, grid, mask)[:, None]
 
     def state_dict(self) -> dict:
         """Random state to checkpoint (a seeded router resumes where it stopped); none by default."""
@@ -83,6 +91,12 @@ class GradientRouter(CreditRouter):
     def shape_maps(self, maps: torch.Tensor) -> torch.Tensor:
         """Router-specific transform of token maps [B, K, T', H', W'] (identity here)."""
         return maps
+
+    def per_check(self, grads, video, grid, mask=None):
+        if grads is None:
+            raise ValueError(f"{type(self).__name__} routes credit from critic gradients but got none")
+        with torch.no_grad():
+            return normalise(self.shape_maps(pixels_to_tokens(grads.detach().to(torch.float32), grid)))
 
     def __call__(self, grads, video, grid, mask=None):
         if grads is None:

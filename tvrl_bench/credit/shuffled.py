@@ -23,6 +23,12 @@ class ShuffledRouter(WindowRouter):
     def load_state_dict(self, state: dict) -> None:
         self.generator.set_state(state["generator"])
 
+    def per_check(self, grads, video, grid, mask=None):
+        """Each check's window map permuted by its own fresh permutation, [B, K, T', H', W']."""
+        from tvrl_bench.credit.routing_grid import shuffle_maps
+
+        return shuffle_maps(super().per_check(grads, video, grid, mask), self.generator)
+
     def __call__(self, grads, video, grid, mask=None):
         weights = super().__call__(grads, video, grid, mask)
         b = weights.shape[0]

@@ -17,3 +17,6 @@ class UniformRouter(CreditRouter):
     def __call__(self, grads, video, grid, mask=None):
         tt, hh, ww = grid.grid_from_video(video.shape[:2] + video.shape[3:])
         return torch.ones(video.shape[0], tt, hh, ww, device=video.device)
+
+    def per_check(self, grads, video, grid, mask=None):
+        return self(grads, video, grid, mask)[:, None]

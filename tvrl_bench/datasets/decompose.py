@@ -112,9 +112,16 @@ class CheckWriter:
 
     def generate(self, prompts: Sequence[str], max_checks: int) -> list[str]:
         """The model's answer to each prompt's instruction (greedy decoding, batched with left padding)."""
+        return self.generate_chat([[{"role": "user", "content": instruction(p, max_checks)}] for p in prompts])
+
+    def generate_chat(self, conversations: Sequence[list[dict]]) -> list[str]:
+        """The model's next assistant turn for each conversation (chat messages; thinking off, greedy, batched)."""
         import torch
 
-        texts = [self.chat_text(p, max_checks) for p in prompts]
+        texts = [
+            self.tokenizer.apply_chat_template(m, tokenize=False, add_generation_prompt=True, enable_thinking=False)
+            for m in conversations
+        ]
         batch = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
         with torch.no_grad():
             out = self.model.generate(

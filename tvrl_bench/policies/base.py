@@ -42,15 +42,21 @@ class Policy(nn.Module, ABC):
         """The parameters the optimizer updates (LoRA adapters for large policies)."""
         return [p for p in self.parameters() if p.requires_grad]
 
+    def keep_reference(self) -> None:
+        """Take the trainable parameters as they are now as the KL reference. The trainer calls this before it
+        loads a checkpoint, so a resumed trial keeps the pretrained policy as its reference."""
+        self._reference_copy = [p.detach().clone() for p in self.trainable_parameters()]
+
     @contextlib.contextmanager
     def reference(self) -> Iterator[None]:
         """Within this context `velocity` is the frozen reference policy's (for a KL term).
 
-        The default keeps a copy of the trainable parameters as they were on first use and swaps them in.
+        The default swaps in the copy of the trainable parameters that `keep_reference` took (on first use if
+        nobody called it).
         """
         params = self.trainable_parameters()
         if not hasattr(self, "_reference_copy"):
-            self._reference_copy = [p.detach().clone() for p in params]
+            self.keep_reference()
         current = [p.detach().clone() for p in params]
         with torch.no_grad():
             for p, ref in zip(params, self._reference_copy):

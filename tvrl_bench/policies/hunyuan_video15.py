@@ -106,7 +106,8 @@ class HunyuanVideo15Policy(Policy):
     frames, height, width: video size of every rollout (frames = 4k + 1; height, width multiples of 16).
     guidance_scale: CFG scale g in v = v_uncond + g (v_cond - v_uncond); 1 runs the conditional model only.
     negative_prompt: the unconditional prompt ("" as in the pipeline).
-    lora_rank, lora_alpha, lora_targets, lora_dropout: peft LoRA on the transformer's attention projections.
+    lora_rank, lora_alpha, lora_targets, lora_dropout: peft LoRA on the transformer's attention projections;
+        lora_rank 0 trains every transformer weight instead (full fine-tuning, the official recipe).
     dtype: "bfloat16", "float16" or "float32" for every model (LoRA weights stay float32).
     gradient_checkpointing: recompute transformer blocks in the backward pass.
     vae_slicing: decode one video at a time (required for batch > 1 in diffusers 0.42, see decode).
@@ -143,8 +144,9 @@ class HunyuanVideo15Policy(Policy):
         super().__init__()
         if dtype not in DTYPES:
             raise ValueError(f"policies.hunyuan_video15.dtype='{dtype}' is not one of {sorted(DTYPES)}")
-        if lora_rank < 1:
-            raise ValueError(f"policies.hunyuan_video15.lora_rank must be >= 1, got {lora_rank}")
+        if lora_rank < 0:
+            raise ValueError(f"policies.hunyuan_video15.lora_rank must be >= 0 (0: full fine-tuning), got {lora_rank}")
+        self.full_finetune = lora_rank == 0
         if guidance_scale <= 0:
             raise ValueError(f"policies.hunyuan_video15.guidance_scale must be > 0, got {guidance_scale}")
         folder = Path(path).expanduser()
@@ -202,7 +204,10 @@ class HunyuanVideo15Policy(Policy):
             self.vae.enable_slicing()
         if vae_tiling:
             self.vae.enable_tiling()
-        self.transformer = self._add_lora(base, lora_rank, lora_alpha, lora_targets, lora_dropout)
+        if self.full_finetune:  # the official recipe: every transformer weight trains (needs FSDP at full size)
+            self.transformer = base.requires_grad_(True)
+        else:
+            self.transformer = self._add_lora(base, lora_rank, lora_alpha, lora_targets, lora_dropout)
         self._base_transformer_config = base.config
 
         self.tokenizer, self.tokenizer_2 = pipe.tokenizer, pipe.tokenizer_2
@@ -282,12 +287,24 @@ class HunyuanVideo15Policy(Policy):
         )
 
     def trainable_parameters(self) -> list[nn.Parameter]:
-        """The LoRA adapter weights (everything else is frozen)."""
+        """The LoRA adapter weights (everything else is frozen), or every transformer weight with lora_rank 0."""
+        if self.full_finetune:
+            return list(self.transformer.parameters())
         return [p for n, p in self.transformer.named_parameters() if "lora_" in n]
+
+    def keep_reference(self) -> None:
+        """With LoRA the reference is the base model (adapters off), so nothing is copied."""
+        if self.full_finetune:
+            super().keep_reference()
 
     @contextlib.contextmanager
     def reference(self) -> Iterator[None]:
-        """The base model: LoRA adapters disabled (peft's disable_adapter) inside the context."""
+        """The base model: LoRA adapters disabled (peft's disable_adapter) inside the context; with full
+        fine-tuning, the copy of the weights `keep_reference` took, swapped in (Policy.reference)."""
+        if self.full_finetune:
+            with Policy.reference(self):
+                yield
+            return
         with self.transformer.disable_adapter():
             yield
 

@@ -12,7 +12,9 @@ A metrics table (the default kind) has
 - `[[columns]]`, in display order, each one of
   * a value column: `label`, `metric` (an MLflow metric name), optional `where` (a param filter);
   * a delta column: `label`, `delta` (metric), optional `where` (which cells are treated) and `baseline`
-    (params that change to get the baseline cell): treated minus baseline, a difference of means;
+    (params that change to get the baseline cell): treated minus baseline, a difference of means; with
+    `paired = true` the two cells are compared seed by seed (same seeds, prompts and eval noise): the mean of
+    the per-seed differences over the seeds both cells have, with a paired t-interval;
   * category columns: `categories = "present"` (one column per `eval/<category>` metric the runs have, except
     `eval/overall` and `eval/dim/*`) or a list of category names (always shown), with `order` and `labels`.
 
@@ -80,6 +82,11 @@ class DeltaColumn:
     metric: str
     where: Filter = field(default_factory=dict)
     baseline: dict[str, str] = field(default_factory=dict)
+    paired: bool = False
+
+
+# eval/<name> metrics that are not evaluator categories: the overall score, and the critic's own score of the videos
+NOT_CATEGORIES = ("overall", "critic_reward")
 
 
 @dataclass(frozen=True)
@@ -96,7 +103,7 @@ class CategoryColumns:
             found = [
                 m[len(self.prefix) :]
                 for m in metric_names
-                if m.startswith(self.prefix) and m != f"{self.prefix}overall" and "/" not in m[len(self.prefix) :]
+                if m.startswith(self.prefix) and m[len(self.prefix) :] not in NOT_CATEGORIES and "/" not in m[len(self.prefix) :]
             ]
             names = [c for c in self.order if c in found] + sorted(c for c in found if c not in self.order)
         else:
@@ -390,7 +397,9 @@ def _column(i: int, data: dict[str, Any], where: str) -> ValueColumn | DeltaColu
             _filter(data.get("where", {}), f"{here} where"),
         )
     if kind == "delta":
-        _check_keys(data, {"label", "delta", "where", "baseline"}, here)
+        _check_keys(data, {"label", "delta", "where", "baseline", "paired"}, here)
+        if not isinstance(data.get("paired", False), bool):
+            raise ReportError(f"{here}: paired must be true or false, got {data['paired']!r}")
         baseline = _filter(data.get("baseline", {}), f"{here} baseline")
         if not baseline:
             raise ReportError(f"{here}: a delta needs baseline = {{ param = \"value\" }} (e.g. method = \"GRPO\")")
@@ -402,6 +411,7 @@ def _column(i: int, data: dict[str, Any], where: str) -> ValueColumn | DeltaColu
             _string(data, "delta", here, default=None),
             _filter(data.get("where", {}), f"{here} where"),
             {k: v[0] for k, v in baseline.items()},
+            data.get("paired", False),
         )
     _check_keys(data, {"categories", "order", "labels", "where", "prefix"}, here)
     include = data["categories"]

@@ -113,11 +113,18 @@ def plot_curves(
         return None
     fig = Figure(figsize=(5.5 * len(panels), 3.6))
     FigureCanvasAgg(fig)
+    # one colour per cell in every panel, whichever cells a panel has
+    palette = [f"C{i % 10}" for i in range(len(result.cells))]
+    colour = {id(cell): palette[i] for i, cell in enumerate(result.cells)}
     for i, (metric, curves) in enumerate(panels):
         ax = fig.add_subplot(1, len(panels), i + 1)
         for cell, stats, used in curves:
             steps = stats.index.to_numpy(dtype=float)
-            (line,) = ax.plot(steps, stats["mean"].to_numpy(), label=f"{cell.label} (n={used})", linewidth=1.4)
+            label, c = f"{cell.label} (n={used})", colour.get(id(cell))
+            if len(steps) == 1:  # a single evaluation (an untrained base row): a dashed reference level
+                ax.axhline(float(stats["mean"].iloc[0]), color=c, linestyle="--", linewidth=1.2, label=label)
+                continue
+            (line,) = ax.plot(steps, stats["mean"].to_numpy(), label=label, linewidth=1.4, color=c)
             std = stats["std"].to_numpy()
             if np.isfinite(std).any():
                 ax.fill_between(steps, stats["mean"] - std, stats["mean"] + std, color=line.get_color(), alpha=0.2,

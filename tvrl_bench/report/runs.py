@@ -5,14 +5,14 @@ trial with params `policy`, `sampler`, `reward`, `credit`, `method`, `seed` and 
 by hand with the same param and metric names (no tags, no parent) counts as a trial too.
 
 Only FINISHED runs enter the tables; runs in any other state (RUNNING, FAILED, KILLED, SCHEDULED) are counted and
-reported. When a trial was retried (same `tvrl.trial_key`) and more than one attempt finished, the latest attempt
+reported, and those of trials that never finished (`unfinished`) give the tables their rows and cells marked as
+failed or missing, so a trial that failed is never silently absent. When a trial was retried (same `tvrl.trial_key`) and more than one attempt finished, the latest attempt
 is kept and the earlier ones are counted as superseded.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,7 +45,9 @@ def resolve_tracking_uri(tracking_uri: str | None) -> str:
 
     A SQLite URI whose file does not exist is an error (MLflow would silently create an empty database).
     """
-    uri = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI") or DEFAULT_TRACKING_URI
+    from tvrl_bench.tracking.store import TrackingError, check_store, resolve_uri
+
+    uri = resolve_uri(tracking_uri)
     if uri.startswith("sqlite:///"):
         path = uri[len("sqlite:///") :]
         if path and path != ":memory:" and not Path(path).exists():
@@ -54,6 +56,10 @@ def resolve_tracking_uri(tracking_uri: str | None) -> str:
                 "(for example sqlite:///path/to/mlflow.db or http://host:5000) or run from the folder that holds "
                 "mlflow.db"
             )
+    try:
+        check_store(uri, write=False)  # not a database, or a server that does not answer: seconds, one line
+    except TrackingError as exc:
+        raise ReportError(str(exc)) from None
     return uri
 
 
@@ -82,6 +88,8 @@ class StudyRuns:
     superseded: pd.DataFrame
     parent: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
+    # trial runs not FINISHED whose trial never finished (all columns; no earlier attempts of finished trials)
+    unfinished: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(RUN_COLUMNS)))
 
     @property
     def excluded_counts(self) -> dict[str, int]:
@@ -99,9 +107,13 @@ class StudyRuns:
         return sorted(c[len("metrics.") :] for c in self.trials.columns if c.startswith("metrics."))
 
     def status_note(self) -> str | None:
-        """One sentence on the runs left out (None when every trial run finished)."""
+        """One sentence on the trials left out because they never finished (None when every trial finished).
+
+        Interrupted or failed attempts of a trial that later finished are not mentioned: a resumed study's
+        tables read exactly like an uninterrupted one's (`excluded_counts` still counts them)."""
         parts = []
-        counts = self.excluded_counts
+        counts = ({} if self.unfinished.empty else
+                  {str(k): int(v) for k, v in self.unfinished["status"].value_counts().sort_index().items()})
         if counts:
             total = sum(counts.values())
             listed = ", ".join(f"{status} {count}" for status, count in counts.items())
@@ -247,6 +259,10 @@ def split_runs(frame: pd.DataFrame, study: str, experiment_id: str = "", trackin
     finished = trials[trials["status"] == FINISHED]
     excluded = trials[trials["status"] != FINISHED][["run_id", "run_name", "status"]].reset_index(drop=True)
     kept, superseded = _latest_attempts(finished)
+    unfinished = trials[trials["status"] != FINISHED]
+    keys = _column(unfinished, f"tags.{TRIAL_KEY_TAG}")
+    finished_keys = set(_column(finished, f"tags.{TRIAL_KEY_TAG}").dropna())
+    unfinished = unfinished[keys.isna() | ~keys.isin(finished_keys)]
     notes = []
     if len(kept) and "params.seed" not in kept.columns:
         notes.append("no run has a 'seed' param: every run counts as its own seed")
@@ -262,6 +278,7 @@ def split_runs(frame: pd.DataFrame, study: str, experiment_id: str = "", trackin
         superseded=superseded.reset_index(drop=True),
         parent=parent,
         notes=notes,
+        unfinished=unfinished.reset_index(drop=True),
     )
 
 

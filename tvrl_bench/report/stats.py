@@ -6,6 +6,11 @@
   is Welch's t-interval: it assumes neither equal variances nor that seeds are paired across the two cells, so it
   stays valid when the two cells have different seeds or different numbers of seeds (it is conservative when the
   seeds are in fact paired). With fewer than 2 seeds on either side it is undefined (NaN).
+- A paired delta (a table column with `paired = true`, for studies whose methods share seeds, prompts and eval
+  noise) is the mean of the per-seed differences over the seeds both cells have, with the t-interval of that
+  mean (n - 1 degrees of freedom): differences between seeds (which prompts and noise a seed drew) cancel.
+- The minimum detectable delta of such a comparison at 80% power and 5% two-sided significance is
+  (t_{0.975, n-1} + t_{0.80, n-1}) * sd(differences) / sqrt(n).
 - A win rate excluding ties is wins / (wins + losses). Its interval is a percentile bootstrap that resamples
   prompts (all judgments of a prompt, over seeds and judges, move together, since they are not independent).
   When every bootstrap replicate is the same (one side won every decisive judgment, or a single prompt), the
@@ -73,6 +78,31 @@ def welch_delta(treated: ValueStat, baseline: ValueStat, level: float = LEVEL) -
 
     half = float(sps.t.ppf(0.5 + level / 2, df)) * se
     return DeltaStat(d, d - half, d + half, nt, nb)
+
+
+def paired_delta(treated: dict[str, float], baseline: dict[str, float], level: float = LEVEL) -> DeltaStat:
+    """Mean of treated[seed] - baseline[seed] over the seeds in both, with its t-interval (NaN for < 2 seeds)."""
+    seeds = sorted(set(treated) & set(baseline))
+    diffs = np.array([treated[s] - baseline[s] for s in seeds], dtype=float)
+    n = int(diffs.size)
+    if n == 0:
+        return DeltaStat(float("nan"), float("nan"), float("nan"), 0, 0)
+    d = float(diffs.mean())
+    if n < 2:
+        return DeltaStat(d, float("nan"), float("nan"), n, n)
+    from scipy import stats as sps
+
+    half = float(sps.t.ppf(0.5 + level / 2, n - 1)) * float(np.std(diffs, ddof=1)) / np.sqrt(n)
+    return DeltaStat(d, d - half, d + half, n, n)
+
+
+def minimum_detectable_delta(sd: float, n: int, power: float = 0.8, level: float = LEVEL) -> float:
+    """The smallest true mean difference a paired t-test over n seeds detects with `power` (two-sided, 1 - level)."""
+    if n < 2:
+        return float("nan")
+    from scipy import stats as sps
+
+    return float((sps.t.ppf(0.5 + level / 2, n - 1) + sps.t.ppf(power, n - 1)) * sd / np.sqrt(n))
 
 
 def clopper_pearson(successes: int, trials: int, level: float = LEVEL) -> tuple[float, float]:

@@ -24,7 +24,7 @@ from tvrl_bench.report.definitions import (
     natural_key,
 )
 from tvrl_bench.report.runs import StudyRuns
-from tvrl_bench.report.stats import DeltaStat, ValueStat, value_stat, welch_delta
+from tvrl_bench.report.stats import DeltaStat, ValueStat, paired_delta, value_stat, welch_delta
 
 log = logging.getLogger(__name__)
 
@@ -187,8 +187,10 @@ def build_metric_table(defn: MetricTable, runs: StudyRuns) -> TableResult:
     columns: list[ValueColumn | DeltaColumn] = []
     for col in defn.columns:
         columns.extend(col.expand(metric_names) if isinstance(col, CategoryColumns) else [col])
-    row_specs = _row_specs(defn, table_runs)
-    builder = _CellBuilder(table_runs, defn.scale)
+    unfinished = runs.unfinished
+    unfinished = unfinished.loc[match(unfinished, defn.where)] if len(unfinished) else unfinished
+    row_specs = _row_specs(defn, pd.concat([table_runs, unfinished], ignore_index=True) if len(unfinished) else table_runs)
+    builder = _CellBuilder(table_runs, defn.scale, unfinished)
     rows, missing = [], []
     for spec in row_specs:
         cells: list[Cell] = []
@@ -254,8 +256,9 @@ def _present(pool: pd.DataFrame, axis: ParamAxis) -> list[str]:
 class _CellBuilder:
     """Computes (and caches) the cells of one table's runs with numpy: a cell is a set of row indices."""
 
-    def __init__(self, table_runs: pd.DataFrame, scale: float) -> None:
+    def __init__(self, table_runs: pd.DataFrame, scale: float, unfinished: pd.DataFrame | None = None) -> None:
         self.runs = table_runs
+        self.unfinished = unfinished if unfinished is not None else table_runs.iloc[:0]
         self.scale = scale
         self.metric_columns = [c for c in table_runs.columns if c.startswith("metrics.")]
         self.metric_index = {c: i for i, c in enumerate(self.metric_columns)}
@@ -303,13 +306,25 @@ class _CellBuilder:
 
     def stat(self, flt: Filter, exclude: tuple[Filter, ...], metric: str) -> ValueStat | Missing:
         if not len(self.rows(flt, exclude)):
-            return Missing(f"no finished runs with {describe(flt)}")
+            return Missing(f"no finished runs with {describe(flt)}{self.unfinished_note(flt, exclude)}")
         column = self.metric_index.get(f"metrics.{metric}")
         per_seed = self.per_seed(flt, exclude)[:, column] if column is not None else np.empty(0)
         per_seed = per_seed[~np.isnan(per_seed)]
         if not per_seed.size:
             return Missing(f"runs with {describe(flt)} have no metric '{metric}'")
         return value_stat(per_seed * self.scale)
+
+    def unfinished_note(self, flt: Filter, exclude: tuple[Filter, ...]) -> str:
+        """' (FAILED 2, KILLED 1)': the cell's trial runs that never finished, by status ('' when none)."""
+        if not len(self.unfinished):
+            return ""
+        mask = match(self.unfinished, flt)
+        for ex in exclude:
+            mask &= ~match(self.unfinished, ex)
+        if not mask.any():
+            return ""
+        counts = self.unfinished.loc[mask, "status"].value_counts().sort_index()
+        return " (" + ", ".join(f"{status} {int(n)}" for status, n in counts.items()) + ")"
 
     def cell_runs(self, flt: Filter, exclude: tuple[Filter, ...]) -> tuple[list[str], list[str]]:
         """(run ids, seeds) of the cell, ordered by seed."""
@@ -346,7 +361,19 @@ class _CellBuilder:
             return t
         if isinstance(b, Missing):
             return Missing(f"baseline: {b.reason}")
+        if col.paired:
+            return paired_delta(self.seed_values(treated, spec.exclude, col.metric), self.seed_values(baseline, spec.exclude, col.metric))
         return welch_delta(t, b)
+
+    def seed_values(self, flt: Filter, exclude: tuple[Filter, ...], metric: str) -> dict[str, float]:
+        """{seed: the cell's value of `metric` for that seed (scaled)}, for seeds that logged it."""
+        rows = self.rows(flt, exclude)
+        column = self.metric_index.get(f"metrics.{metric}")
+        if column is None:
+            return {}
+        codes = np.unique(self.seed_codes[rows])
+        values = self.per_seed(flt, exclude)[:, column]
+        return {str(self.seed_names[c]): float(v) * self.scale for c, v in zip(codes, values) if not np.isnan(v)}
 
 
 def _freeze(flt: Filter) -> tuple:
@@ -372,10 +399,16 @@ def _metric_notes(defn: MetricTable, columns: list[ValueColumn | DeltaColumn], r
     for d in deltas:
         treated = describe(d.where) if d.where else "each row"
         base = ", ".join(f"{k}={v}" for k, v in d.baseline.items())
-        notes.append(
-            f"{d.label}: difference of means of {d.metric}, {treated} minus {base} (other params equal); "
-            "[95% CI] Welch t-interval over seeds."
-        )
+        if d.paired:
+            notes.append(
+                f"{d.label}: {d.metric}, {treated} minus {base} (other params equal) seed by seed, averaged over the "
+                "seeds both have; [95% CI] paired t-interval of that mean."
+            )
+        else:
+            notes.append(
+                f"{d.label}: difference of means of {d.metric}, {treated} minus {base} (other params equal); "
+                "[95% CI] Welch t-interval over seeds."
+            )
     if deltas:
         notes.append(
             "† the 95% CI includes 0 (or is undefined, with fewer than 2 seeds on a side): "

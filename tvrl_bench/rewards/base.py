@@ -22,6 +22,32 @@ class Reward(nn.Module, ABC):
     frames: int | None = None
     size: tuple[int, int] | None = None
     fps: float | None = None
+    # The lowest score the critic can give (a log-probability floor), or None where it has none; training logs
+    # the fraction of check scores sitting at it (no slope there, so no learning signal).
+    floor_score: float | None = None
+    # What a score is: "log_prob" (log p(Yes), the answer-likelihood critics), "prob" (p(Yes)) or "score" (a head's
+    # or a rating's value, not a probability).
+    score_space: str = "log_prob"
+
+    # Where the critic can give gradient maps: "pixels" (d score / d video, every critic) and, for critics that
+    # implement `score_with_maps`, "critic" (d score / d the critic's own input patches, [B, K, Tc, Hc, Wc]).
+    grad_spaces: tuple[str, ...] = ("pixels",)
+
+    def sampled_frames(self, num_frames: int) -> list[int] | None:
+        """The frames of a num_frames-frame video the critic looks at, or None for every frame (the default)."""
+        return None
+
+    def score_with_maps(
+        self, video: torch.Tensor, prompts: list[str], checks: list, space: str | None
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """(scores[B, K], maps[B, K, ...] or None when space is None) for critics that score on their own terms.
+
+        Implemented by critics that list "critic" in `grad_spaces` or score all checks of a video jointly
+        (`scores_jointly`); the trainer calls `training.scoring.score_videos`, which dispatches here.
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no score_with_maps")
+
+    scores_jointly: bool = False
 
     def freeze(self) -> "Reward":
         """Make every parameter frozen and the module eval-mode; call at the end of `__init__`."""

@@ -124,6 +124,7 @@ class QwenDigitScoreCritic(Reward):
 
     uses_checks = False
     component_name = "qwen_digit_scores"
+    score_space = "score"
 
     def __init__(
         self,

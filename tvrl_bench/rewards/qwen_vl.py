@@ -36,7 +36,15 @@ from tvrl_bench.rewards.qwen_layout import (
     pad_sequences,
     tokenize_texts,
 )
-from tvrl_bench.rewards.qwen_video import QwenVideoSettings, preprocess_videos
+from tvrl_bench.rewards.qwen_video import QwenVideoSettings, preprocess_videos, sample_frame_indices
+from tvrl_bench.rewards.qwen_credit import patch_credit
+from tvrl_bench.rewards.qwen_joint import (
+    DEFAULT_JOINT_TEMPLATE,
+    answer_token_positions,
+    check_joint_template,
+    joint_answer,
+    joint_question,
+)
 
 # config.model_type -> transformers class name
 MODEL_CLASSES = {
@@ -48,6 +56,7 @@ MODEL_CLASSES = {
 DTYPES = {"bfloat16": torch.bfloat16, "float32": torch.float32, "float16": torch.float16}
 SCORE_TYPES = ("log_prob", "prob")
 DEFAULT_QUESTION_TEMPLATE = "{question} Please answer Yes or No."
+PROMPT_MODES = ("per_check", "joint")
 
 
 def resolve_device(device: str) -> torch.device:
@@ -130,6 +139,8 @@ class QwenVLAnswerLikelihood(Reward):
         batch_size: int = 4,
         padding_side: str = "left",
         recompute_in_backward: bool = True,
+        prompt_mode: str = "per_check",
+        joint_template: str = DEFAULT_JOINT_TEMPLATE,
         dtype: str = "bfloat16",
         device: str = "auto",
         attn_implementation: str = "sdpa",
@@ -149,6 +160,11 @@ class QwenVLAnswerLikelihood(Reward):
             batch_size: pairs per forward pass.
             padding_side: "left" or "right" padding of a batch's token sequences.
             recompute_in_backward: checkpoint each batch (keep only its video; recompute during backward).
+            prompt_mode: "per_check" (one sequence per (video, check), the answer scored alone) or "joint" (the
+                official TVRL prompt: one sequence per video listing all checks as JSON, teacher-forced on the
+                all-"Yes" JSON answer; check k scores the token starting its value; rewards/qwen_joint.py).
+                In joint mode `batch_size` counts videos, and answer / score_type apply per check token.
+            joint_template: the joint user text; fields {questions} (the JSON list) and {prompt}.
             dtype: "bfloat16", "float32" or "float16" weights.
             device: "auto" (cuda if available), "cpu", "cuda", "cuda:1", ...
             attn_implementation: transformers attention backend ("sdpa", "eager", "flash_attention_2").
@@ -165,6 +181,9 @@ class QwenVLAnswerLikelihood(Reward):
         if video_fps <= 0:
             raise ValueError(f"rewards.qwen_vl.video_fps={video_fps} must be positive")
         _check_template(question_template)
+        if prompt_mode not in PROMPT_MODES:
+            raise ValueError(f"rewards.qwen_vl.prompt_mode='{prompt_mode}' must be one of {PROMPT_MODES}")
+        check_joint_template(joint_template)
 
         model, processor, model_type = load_qwen_vl(
             path, dtype, device, attn_implementation, param="rewards.qwen_vl.path"
@@ -187,6 +206,8 @@ class QwenVLAnswerLikelihood(Reward):
         self.batch_size = batch_size
         self.padding_side = padding_side
         self.recompute_in_backward = recompute_in_backward
+        self.prompt_mode = prompt_mode
+        self.joint_template = joint_template
         # Declared preprocessing: frames sampled (None: by fps), fps sampled at, size chosen per input by
         # smart_resize within [min_pixels, max_pixels] (see video_settings), hence None here.
         s = self.video_settings
@@ -199,6 +220,107 @@ class QwenVLAnswerLikelihood(Reward):
     @property
     def device(self) -> torch.device:
         return next(self.model.parameters()).device
+
+    grad_spaces = ("pixels", "critic")
+
+    @property
+    def scores_jointly(self) -> bool:
+        return self.prompt_mode == "joint"
+
+    def joint_text(self, prompt: str, checks: list[str]) -> tuple[str, list[int], list[int]]:
+        """(chat text, reference answer ids, index in those ids of each check's value token) for one video."""
+        user = joint_question(checks, prompt, self.joint_template)
+        text = render_prompt(self.processor, user, self.system_prompt)
+        answer, starts = joint_answer(len(checks), self.answer)
+        ids, positions = answer_token_positions(self.processor.tokenizer, answer, starts)
+        return text, ids, positions
+
+    def _suffix_log_probs(
+        self, inputs: Any, texts: list[str], suffixes: list[list[int]], picks: list[list[list[int]]]
+    ) -> list[torch.Tensor]:
+        """One forward over a batch: per sequence r a tensor [len(picks[r])] of summed teacher-forced log-probs.
+
+        texts[r] holds one video token (the video of `inputs` row r); suffixes[r] the appended answer ids;
+        picks[r][g] the indices into suffixes[r] whose log-probs make score g.
+        """
+        laid_out = layout_texts(texts, inputs, self.video_settings, self.tokens)
+        prompt_ids = tokenize_texts(self.processor.tokenizer, laid_out)
+        seqs = [ids + suffix for ids, suffix in zip(prompt_ids, suffixes)]
+        input_ids, attention_mask = pad_sequences(seqs, self.tokens.pad_token_id, self.padding_side)
+        kwargs = self.forward_kwargs(input_ids, attention_mask, inputs)
+        hidden = self.model.model(**kwargs).last_hidden_state  # [b, L, D]
+        length = input_ids.shape[1]
+        out = []
+        for r, seq in enumerate(seqs):
+            offset = length - len(seq) if self.padding_side == "left" else 0
+            first = offset + len(prompt_ids[r])  # position of the first suffix token
+            index = torch.arange(len(suffixes[r]), device=hidden.device)
+            log_probs = torch.log_softmax(self.model.lm_head(hidden[r, first - 1 + index]).float(), dim=-1)
+            token = log_probs.gather(-1, torch.tensor(suffixes[r], device=hidden.device)[:, None]).squeeze(-1)
+            scores = torch.stack([token[g].sum() for g in picks[r]])
+            out.append(scores.exp() if self.score_type == "prob" else scores)
+        return out
+
+    def score_with_maps(self, video, prompts, checks, space):
+        """(scores[B, K], maps or None): per-check or joint scoring, maps w.r.t. pixels or the critic's patches.
+
+        space None: scores only; "pixels": maps[B, K, F, H, W] = |d score_k / d video| summed over colour;
+        "critic": maps[B, K, Tc, Hc, Wc] = |d score_k / d patches| summed per patch, merge packing undone
+        (rewards/qwen_credit.py). Joint mode: one forward per video, one gradient call per check index.
+        """
+        questions = self.questions(checks)
+        b, k = len(prompts), max((len(q) for q in questions), default=0)
+        if self.scores_jointly:
+            units = [(i, list(range(len(questions[i])))) for i in range(b)]
+        else:
+            units = [(i, [j]) for i in range(b) for j in range(len(questions[i]))]
+        scores = torch.zeros(b, k)
+        maps: torch.Tensor | None = None
+        for start in range(0, len(units), self.batch_size):
+            batch = units[start : start + self.batch_size]
+            rows = video[torch.tensor([i for i, _ in batch])].to(self.device)
+            leaf = rows.clone().requires_grad_(True) if space == "pixels" else rows
+            inputs = preprocess_videos(leaf, self.video_settings, self.video_fps)
+            if space == "critic":
+                inputs.pixel_values_videos = inputs.pixel_values_videos.detach().requires_grad_(True)
+                leaf = inputs.pixel_values_videos
+            texts, suffixes, picks = [], [], []
+            for i, js in batch:
+                if self.scores_jointly:
+                    text, ids, positions = self.joint_text(prompts[i], questions[i])
+                    texts.append(text), suffixes.append(ids), picks.append([[p] for p in positions])
+                else:
+                    texts.append(self.prompt_text(prompts[i], questions[i][js[0]]))
+                    suffixes.append(list(self.answer_ids)), picks.append([list(range(len(self.answer_ids)))])
+            per_unit = self._suffix_log_probs(inputs, texts, suffixes, picks)
+            for (i, js), unit_scores in zip(batch, per_unit):
+                scores[i, js] = unit_scores.detach().float().cpu()
+            if space is None:
+                continue
+            width = max(len(js) for _, js in batch)
+            for g in range(width):
+                total = sum(u[g] for u in per_unit if len(u) > g)
+                (grad,) = torch.autograd.grad(total, leaf, retain_graph=g < width - 1)
+                if space == "pixels":
+                    unit_maps = list(grad.abs().sum(dim=2).float())
+                else:
+                    unit_maps = patch_credit(grad, inputs.video_grid_thw, self.video_settings.merge_size)
+                if maps is None:
+                    maps = torch.zeros(b, k, *unit_maps[0].shape)
+                for (i, js), m in zip(batch, unit_maps):
+                    if len(js) > g:
+                        maps[i, js[g]] = m.cpu()
+        return scores.to(video.device), None if maps is None else maps.to(video.device)
+
+    def score(self, video, prompts, checks):
+        """Scores [B, K]; in joint mode from one joint sequence per video (detached: use score_with_maps for maps)."""
+        if self.scores_jointly:
+            return self.score_with_maps(video, prompts, checks, None)[0]
+        return super().score(video, prompts, checks)
+
+    def sampled_frames(self, num_frames: int) -> list[int]:
+        """The frames the processor keeps from a num_frames-frame video (2 fps: 4 of 33 frames)."""
+        return sample_frame_indices(self.video_settings, num_frames, self.video_fps)
 
     def prompt_text(self, prompt: str, question: str) -> str:
         """The rendered chat text (one video token) for a pair, before the video tokens are expanded."""
@@ -225,6 +347,12 @@ class QwenVLAnswerLikelihood(Reward):
         input_ids, attention_mask = pad_sequences(
             [ids + self.answer_ids for ids in prompt_ids], self.tokens.pad_token_id, self.padding_side
         )
+        kwargs = self.forward_kwargs(input_ids, attention_mask, inputs)
+        return kwargs, torch.tensor([len(ids) for ids in prompt_ids])
+
+    def forward_kwargs(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, inputs: Any) -> dict[str, Any]:
+        """The model's keyword inputs for padded input_ids[b, L] and attention_mask[b, L] with the preprocessed
+        videos `inputs` (pixel values, grid sizes and, for Qwen2.5-VL, seconds per temporal patch)."""
         device = self.device
         kwargs: dict[str, Any] = {
             "input_ids": input_ids.to(device),
@@ -238,7 +366,7 @@ class QwenVLAnswerLikelihood(Reward):
             kwargs["second_per_grid_ts"] = torch.tensor(
                 inputs.second_per_grid_ts(self.video_settings.temporal_patch_size), device=device
             )
-        return kwargs, torch.tensor([len(ids) for ids in prompt_ids])
+        return kwargs
 
     def _score_batch(self, videos: torch.Tensor, texts: list[str]) -> torch.Tensor:
         """Scores [b] (float32) for videos[b, F, 3, H, W] on the model's device and their chat texts."""

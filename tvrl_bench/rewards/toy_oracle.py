@@ -1,6 +1,7 @@
 """`toy_oracle`: the exact, differentiable critic of the toy world (the default reward and credit model).
 
-For each (video[F, 3, H, W], question) pair it returns log p(Yes) in [log(floor), 0], built from:
+For each (video[F, 3, H, W], question) pair it returns log p(Yes) in [log(floor), 0] (`score = 'prob'`: p(Yes)
+itself, in [floor, 1]), built from:
 - soft colour masks: closeness k(x) = exp(-|x - c|^2 / colour_width^2 - |x - c|_1 / l1_scale) to the
   question's colour c, softly thresholded, m = sigmoid(mask_sharpness (k - mask_level)) rescaled so that
   k = 0 and 1 map to 0 and 1: a pixel about 0.3 RGB away is half in (like the evaluator's tolerance).
@@ -8,17 +9,20 @@ For each (video[F, 3, H, W], question) pair it returns log p(Yes) in [log(floor)
   background's mask. Palette colours are at least 0.5 apart, so a mask ignores the other named colours; the
   L1 term keeps the gradient non-zero on pixels that hit a palette colour exactly (clamped generator outputs
   do), where a Gaussian would be flat.
-- soft shape evidence per frame: the mask is cross-correlated with a template of every shape and size of the
-  difficulty (its pixels, and an "outside" made of the rest of its box plus a 1-pixel ring). At the best
-  window of each shape: amplitude = the mask's mass-weighted mean over the shape's pixels (sum m^2 / sum m:
-  the colour's strength), structure = (mask inside - mask outside) / (area * amplitude). An exact match has
-  structure 1 (a 5 px square seen through the circle template 0.81, a circle through the square template
-  0.84, a flooded frame 0.35 or less), whatever the amplitude, so dim or noisy colours keep their shape.
-  The backward pass holds the amplitude normaliser constant (a stop-gradient; forward values are exact), so
-  the structure's gradient is the template itself, +1 on the shape, -1 around it: normalised correlation is
-  flat at its maximum and would leave a video that already answers Yes without a credit map.
-  p_t = sigmoid(sharpness (structure - threshold)) * sigmoid(amplitude_sharpness (amplitude -
-  amplitude_threshold)); existence is the mean of p_t over frames.
+- where a shape is: the mask is cross-correlated with a template of every shape and size of the difficulty
+  (+1 on its pixels, -1 on the rest of its box and on a 1-pixel ring); the best window of each shape is picked
+  without gradient, and the evidence there is recomputed with gradient.
+- what shape it is, `shape_measure = 'fill'` (the default, calibrated on the base policy's own blurry rollouts):
+  a blob of at least min_area (the mask's sum over the box), bounded by the box (the ring's mean mask below
+  ring_level), spanning it (each of the box's four edges has a pixel above reach_level) and with a fill ratio
+  (the box's mean mask) in the shape's band: a square fills its box (>= 0.9), a circle 0.55-0.9 of it
+  symmetrically (a 5 px circle fills 0.84), a triangle at most 0.8 with its mass in the bottom half. Each
+  condition is a sigmoid, so p_t has slope on both sides of every boundary; colour questions need only the
+  bounded blob. `shape_measure = 'template'` keeps the earlier measure: structure = (mask inside - mask
+  outside) / (area * amplitude) with amplitude = sum m^2 / sum m over the shape's pixels, held constant in
+  backward, p_t = sigmoid(sharpness (structure - threshold)) * sigmoid(amplitude_sharpness (amplitude -
+  amplitude_threshold)); on ground truth it is exact, but it scores nearly every blurry rollout at its floor.
+  Existence is the mean of p_t over frames (the evaluator asks for half of them).
 - soft motion: the mask's centroid per frame, a least-squares velocity weighted by p_t, and a softmax over the
   motions with logits motion_sharpness * (speed along the motion - speed / 2) (static: speed / 2 - the largest
   axis speed); a motion question's probability is existence x p(motion).
@@ -35,6 +39,7 @@ dataset's.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from functools import lru_cache
 
 import torch
@@ -63,6 +68,20 @@ def _log_sigmoid(z: torch.Tensor) -> torch.Tensor:
     return -F.softplus(-z)
 
 
+@dataclass
+class Evidence:
+    """Shape evidence at the best window of each shape, each field [N, F, S] (see ToyOracle.shape_evidence)."""
+
+    response: torch.Tensor
+    structure: torch.Tensor
+    amplitude: torch.Tensor
+    fill: torch.Tensor
+    ring: torch.Tensor
+    reach: torch.Tensor
+    mass: torch.Tensor
+    asymmetry: torch.Tensor
+
+
 def shape_templates(shapes: tuple[str, ...], sizes: tuple[int, ...]) -> torch.Tensor:
     """[len(shapes) * len(sizes), k, k] templates (k = max size + 2), shape-major, the shape at offset (1, 1):
     +1 on the shape's pixels, -1 on the rest of its box and on the 1-pixel ring around the box, 0 elsewhere."""
@@ -76,9 +95,35 @@ def shape_templates(shapes: tuple[str, ...], sizes: tuple[int, ...]) -> torch.Te
     return out
 
 
+def box_parts(shapes: tuple[str, ...], sizes: tuple[int, ...]) -> tuple[torch.Tensor, ...]:
+    """(boxes, rings, edges, tops, bottoms) laid out like shape_templates: boxes[T, k, k], the size x size box at
+    offset (1, 1); rings[T, k, k], the 1-pixel ring around it; edges[T, 4, k, k], the box's own first and last
+    rows and columns; tops and bottoms[T, k, k], the box's top and bottom halves."""
+    k = max(sizes) + 2
+    n = len(shapes) * len(sizes)
+    boxes, rings, tops, bottoms = (torch.zeros(n, k, k) for _ in range(4))
+    edges = torch.zeros(n, 4, k, k)
+    for i in range(len(shapes)):
+        for j, size in enumerate(sizes):
+            t, last = i * len(sizes) + j, size
+            boxes[t, 1 : size + 1, 1 : size + 1] = 1
+            rings[t, : size + 2, : size + 2] = 1
+            rings[t] -= boxes[t]
+            edges[t, 0, 1, 1 : size + 1] = edges[t, 1, last, 1 : size + 1] = 1
+            edges[t, 2, 1 : size + 1, 1] = edges[t, 3, 1 : size + 1, last] = 1
+            tops[t, 1 : 1 + size // 2, 1 : size + 1] = 1
+            bottoms[t, 1 + (size + 1) // 2 : size + 1, 1 : size + 1] = 1
+    return boxes, rings, edges, tops, bottoms
+
+
+# Fill-ratio bands (low, high) of each shape's box: a square fills its box, a circle 0.55-0.9 of it (a 5 px circle
+# 0.84, so the boundary sits between it and a square's 1.0), a triangle at most 0.8 (its mass in the bottom half).
+FILL_BANDS = {"square": (0.9, None), "circle": (0.55, 0.9), "triangle": (None, 0.8)}
+
+
 @register("rewards", "toy_oracle")
 class ToyOracle(Reward):
-    """Exact differentiable toy critic: soft colour masks, shape templates, centroid motion; log p(Yes)."""
+    """Exact differentiable toy critic: soft colour masks, shape boxes, centroid motion; log p(Yes) (or p)."""
 
     def __init__(
         self,
@@ -101,6 +146,14 @@ class ToyOracle(Reward):
         motion_sharpness: float = 12.0,
         count_width: float = 0.35,
         floor: float = 1e-4,
+        shape_measure: str = "fill",
+        fill_sharpness: float = 60.0,
+        ring_level: float = 0.3,
+        ring_sharpness: float = 15.0,
+        reach_level: float = 0.5,
+        score: str = "log_prob",
+        min_area: float = 6.0,
+        area_sharpness: float = 2.0,
     ) -> None:
         super().__init__()
         d = from_knobs(difficulty, min_size=min_size, max_size=max_size, shapes=shapes, speed=speed)
@@ -109,6 +162,12 @@ class ToyOracle(Reward):
                         background_sharpness=background_sharpness, motion_sharpness=motion_sharpness)
         if min(positive.values()) <= 0:
             raise ValueError(f"rewards.toy_oracle: these must be > 0: {positive}")
+        if shape_measure not in ("fill", "template"):
+            raise ValueError(f"rewards.toy_oracle.shape_measure must be 'fill' or 'template', got {shape_measure!r}")
+        if min(fill_sharpness, ring_sharpness, area_sharpness) <= 0:
+            raise ValueError("rewards.toy_oracle: fill_sharpness, ring_sharpness and area_sharpness must be > 0")
+        if score not in ("log_prob", "prob"):
+            raise ValueError(f"rewards.toy_oracle.score must be 'log_prob' or 'prob', got {score!r}")
         if not 0 < floor < 1:
             raise ValueError(f"rewards.toy_oracle: need 0 < floor < 1, got {floor}")
         self.frames, self.size = d.frames, (d.height, d.width)  # the world it is made for (any size is scored)
@@ -129,11 +188,19 @@ class ToyOracle(Reward):
         self.motion_sharpness = motion_sharpness
         self.count_width = count_width
         self.floor = floor
+        self.score_space = score  # (not self.score: that is the reward contract's method)
+        self.floor_score = math.log(floor) if score == "log_prob" else floor
+        self.shape_measure = shape_measure
+        self.fill_sharpness, self.ring_level, self.ring_sharpness = fill_sharpness, ring_level, ring_sharpness
+        self.min_area, self.area_sharpness = min_area, area_sharpness
+        self.reach_level = reach_level
         self.padding = d.max_size - d.min_size + 1  # lets every template size sit on any sprite, ring included
         self.register_buffer("palette", palette_tensor(), persistent=False)  # [K, 3]
         templates = shape_templates(self.shapes, self.sizes)
         self.register_buffer("templates", templates, persistent=False)  # [T, k, k]
         self.register_buffer("areas", (templates > 0).sum((-2, -1)).float(), persistent=False)  # [T]
+        for name, value in zip(("boxes", "rings", "edges", "tops", "bottoms"), box_parts(self.shapes, self.sizes)):
+            self.register_buffer(name, value, persistent=False)
         steps = torch.tensor([MOTION_STEPS[m] for m in MOTIONS], dtype=torch.float32)  # [5, 2]
         self.register_buffer("motion_steps", steps, persistent=False)
         self.sprite_rows = [ALL_COLOURS.index(c) for c in SPRITE_COLOURS]
@@ -167,13 +234,16 @@ class ToyOracle(Reward):
             masks = torch.where(union[:, None, None, None], masks.new_zeros(masks.shape).index_put((which,), soft_union), masks)
         return masks
 
-    def shape_evidence(self, masks: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(response, structure, amplitude), each [N, F, S], at the best window of each shape in masks[N, F, H, W].
+    def shape_evidence(self, masks: torch.Tensor) -> "Evidence":
+        """Evidence (each field [N, F, S]) at the best window of each shape in masks[N, F, H, W].
 
         response = (mask inside - mask outside) / area, the template score that picks the window and size;
         amplitude = the mass-weighted mean mask over the shape's pixels (sum m^2 / sum m), the colour's
         strength where it is; structure = response / amplitude, with the amplitude held constant in the
-        backward pass (see the module docstring).
+        backward pass (see the module docstring); fill, ring, reach, mass and asymmetry describe the best size's
+        box: the mean mask over the box, over the 1-pixel ring around it (empty when the box holds the whole
+        blob), the least over the box's four edges of the fullest pixel on that edge (high when the blob spans
+        the box), the mask's sum over the box, and (bottom half - top half) / mass.
         """
         n, f, h, w = masks.shape
         images = F.pad(masks.reshape(n * f, h, w), (self.padding,) * 4)  # [N*F, H + 2p, W + 2p]
@@ -199,14 +269,50 @@ class ToyOracle(Reward):
         # The normaliser is held constant in the backward pass: normalised cross-correlation is flat at its
         # maximum, which would leave a video that already answers Yes without any credit map.
         structure = (inside - outside) / (area * amplitude.detach() + 1e-6)
-        out = ((inside - outside) / area, structure, amplitude)
-        return tuple(x.reshape(n, f, shapes) for x in out)
+        mass = (windows * self.boxes[template]).sum((-2, -1))
+        box_area = self.boxes[template].sum((-2, -1))
+        ring = (windows * self.rings[template]).sum((-2, -1)) / self.rings[template].sum((-2, -1))
+        # the box is the blob's own box when the blob reaches each of its four edges (its fullest pixel there)
+        reach = (windows[:, :, None] * self.edges[template]).flatten(-2).amax(-1).amin(-1)
+        asymmetry = ((windows * self.bottoms[template]).sum((-2, -1)) - (windows * self.tops[template]).sum((-2, -1))) / (mass + 1e-6)
+        out = ((inside - outside) / area, structure, amplitude, mass / box_area, ring, reach, mass, asymmetry)
+        return Evidence(*(x.reshape(n, f, shapes) for x in out))
 
-    def log_presence(self, structure: torch.Tensor, amplitude: torch.Tensor, threshold: torch.Tensor | float) -> torch.Tensor:
-        """log p_t: the shape's structure above `threshold` and its colour's amplitude above amplitude_threshold."""
-        return _log_sigmoid(self.sharpness * (structure - threshold)) + _log_sigmoid(
-            self.amplitude_sharpness * (amplitude - self.amplitude_threshold)
+    def log_presence(self, evidence: "Evidence", pick: torch.Tensor, any_shape: torch.Tensor) -> torch.Tensor:
+        """log p_t[N, F]: the picked shape (pick[N, F, 1], a shape index) is present in each frame.
+
+        any_shape[N] (bool): colour questions, which accept any shape. 'template': the structure above
+        shape_threshold (colour_threshold for any shape) and the amplitude above amplitude_threshold.
+        'fill': a sprite-sized blob (mass above min_area) bounded by its box (ring mean below ring_level) and,
+        unless any shape will do, spanning the box (reach above reach_level) with a fill ratio in the picked shape's band
+        (FILL_BANDS).
+        """
+        at = lambda x: x.gather(2, pick)[..., 0]  # noqa: E731
+        if self.shape_measure == "template":
+            threshold = torch.where(any_shape[:, None], self.colour_threshold, self.shape_threshold)
+            return _log_sigmoid(self.sharpness * (at(evidence.structure) - threshold)) + _log_sigmoid(
+                self.amplitude_sharpness * (at(evidence.amplitude) - self.amplitude_threshold)
+            )
+        blob = _log_sigmoid(self.area_sharpness * (at(evidence.mass) - self.min_area + 0.5)) + _log_sigmoid(
+            self.ring_sharpness * (self.ring_level - at(evidence.ring))
         )
+        per_shape = torch.stack([self.log_band(evidence.fill[..., i], evidence.asymmetry[..., i], shape) for i, shape in enumerate(self.shapes)], -1)
+        spans = _log_sigmoid(self.ring_sharpness * (at(evidence.reach) - self.reach_level))
+        return blob + torch.where(any_shape[:, None], 0.0, at(per_shape) + spans)
+
+    def log_band(self, fill: torch.Tensor, asymmetry: torch.Tensor, shape: str) -> torch.Tensor:
+        """log p(the box's fill ratio and asymmetry say `shape`), elementwise."""
+        low, high = FILL_BANDS[shape]
+        out = torch.zeros_like(fill)
+        if low is not None:
+            out = out + _log_sigmoid(self.fill_sharpness * (fill - low))
+        if high is not None:
+            out = out + _log_sigmoid(self.fill_sharpness * (high - fill))
+        if shape == "circle":
+            out = out + _log_sigmoid(self.fill_sharpness * (0.15 - asymmetry.abs()))
+        if shape == "triangle":
+            out = out + _log_sigmoid(self.fill_sharpness * (asymmetry - 0.2))
+        return out
 
     def velocity(self, masks: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
         """v[P, 2] (px / frame, image axes): weighted least-squares slope of the masks' centroids over frames."""
@@ -223,7 +329,8 @@ class ToyOracle(Reward):
 
     # --- the contract -----------------------------------------------------------------------------------------
     def score_pairs(self, videos: torch.Tensor, prompts: list[str], questions: list[str]) -> torch.Tensor:
-        """log p(Yes)[P] for videos[P, F, 3, H, W] in [0, 1] and one question each (prompts are not needed)."""
+        """log p(Yes)[P] (p(Yes) with score = 'prob') for videos[P, F, 3, H, W] in [0, 1] and one question each
+        (prompts are not needed)."""
         if videos.dim() != 5 or videos.shape[2] != 3:
             raise ValueError(f"rewards.toy_oracle expects videos[P, F, 3, H, W], got shape {tuple(videos.shape)}")
         if len(questions) != videos.shape[0]:
@@ -253,12 +360,11 @@ class ToyOracle(Reward):
         p, f = videos.shape[:2]
         masks = self.colour_masks(videos, row)  # [P, F, H, W]
 
-        response, structure, amplitude = self.shape_evidence(masks)  # [P, F, S]
-        is_colour = (kind == _KINDS.index("colour"))[:, None, None]
+        evidence = self.shape_evidence(masks)  # fields [P, F, S]
+        is_colour = kind == _KINDS.index("colour")
         # colour questions take the best-fitting shape; the others the shape they name
-        pick = torch.where(is_colour, response.argmax(-1, keepdim=True), shape[:, None, None].expand(p, f, 1))
-        threshold = torch.where(is_colour[:, 0], self.colour_threshold, self.shape_threshold)
-        log_present = self.log_presence(structure.gather(2, pick)[..., 0], amplitude.gather(2, pick)[..., 0], threshold)
+        pick = torch.where(is_colour[:, None, None], evidence.response.argmax(-1, keepdim=True), shape[:, None, None].expand(p, f, 1))
+        log_present = self.log_presence(evidence, pick, is_colour)
         log_exist = log_present.logsumexp(1) - math.log(f)  # log of the mean over frames
 
         v = self.velocity(masks, log_present.exp())  # [P, 2]
@@ -276,7 +382,8 @@ class ToyOracle(Reward):
         if bool(is_count.any()):
             log_prob = torch.where(is_count, self._count_log_prob(videos, specs, is_count), log_prob)
         # log(floor + (1 - floor) p): bounded below by log(floor)
-        return torch.logaddexp(torch.full_like(log_prob, math.log(self.floor)), math.log1p(-self.floor) + log_prob)
+        floored = torch.logaddexp(torch.full_like(log_prob, math.log(self.floor)), math.log1p(-self.floor) + log_prob)
+        return floored if self.score_space == "log_prob" else floored.exp()
 
     def _count_log_prob(self, videos: torch.Tensor, specs: list[CheckSpec], is_count: torch.Tensor) -> torch.Tensor:
         """log p(count)[P] (0 for pairs that are not count questions): a Gaussian around the asked number of the
@@ -285,9 +392,9 @@ class ToyOracle(Reward):
         sprite = self.palette[self.sprite_rows]  # [C, 3]
         per_colour = self.kernel(videos[rows][:, None], sprite[None, :, None, :, None, None])  # [Pc, C, F, H, W]
         pc, c, f, h, w = per_colour.shape
-        response, structure, amplitude = self.shape_evidence(per_colour.reshape(pc * c, f, h, w))
-        pick = response.argmax(-1, keepdim=True)
-        present = self.log_presence(structure.gather(2, pick)[..., 0], amplitude.gather(2, pick)[..., 0], self.colour_threshold)
+        evidence = self.shape_evidence(per_colour.reshape(pc * c, f, h, w))
+        pick = evidence.response.argmax(-1, keepdim=True)
+        present = self.log_presence(evidence, pick, torch.ones(pc * c, dtype=torch.bool, device=videos.device))
         count = present.exp().mean(1).reshape(pc, c).sum(1)
         asked = torch.tensor([float(specs[i].count) for i in rows.tolist()], device=videos.device, dtype=videos.dtype)
         out = videos.new_zeros(len(specs))

@@ -297,6 +297,7 @@ class VideoAlign(Reward):
     """VideoAlign's VideoReward (Qwen2-VL-2B + reward head): normalised VQ / MQ / TA scores, differentiable."""
 
     uses_checks = False
+    score_space = "score"
 
     def __init__(
         self,

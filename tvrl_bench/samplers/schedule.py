@@ -8,6 +8,8 @@ Selection rules (the published variants, combined by three parameters):
 - a fraction: `train_fraction` trains the first ceil(fraction * n) of the n stochastic steps;
 - a per-sample random permutation: `shuffle=True` permutes each sample's stochastic steps before taking that
   fraction, so every sample trains its own random subset.
+`balance=True` scales each trained transition's loss by median_t(g) / g_t (samplers/balance.py), so low-noise
+steps do not drown the gradient of the high-noise steps that decide the reward.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ class Schedule:
         sde_window: tuple[int, int] | None = None,
         train_fraction: float = 1.0,
         shuffle: bool = False,
+        balance: bool = False,
     ):
         if num_steps < 2:
             raise ValueError(f"training.schedule.num_steps must be >= 2 (one SDE step and a final ODE step), got {num_steps}")
@@ -48,6 +51,15 @@ class Schedule:
         self.sde_window = tuple(sde_window) if sde_window is not None else None
         self.train_fraction = train_fraction
         self.shuffle = shuffle
+        self.balance = balance
+
+    def balance_factors(self, sampler: Sampler) -> torch.Tensor | None:
+        """Per-step loss factors [num_steps] (see samplers/balance.py), or None when balancing is off."""
+        if not self.balance:
+            return None
+        from tvrl_bench.samplers.balance import balance_factors
+
+        return balance_factors(sampler, self.sigmas(), self.stochastic_steps())
 
     def sigmas(self) -> torch.Tensor:
         """Noise levels [num_steps + 1] from 1 to 0."""

@@ -16,6 +16,7 @@ import gin
 
 from tvrl_bench import config as gin_config
 from tvrl_bench.registry import suggest
+from tvrl_bench.sweep import validate
 from tvrl_bench.sweep.study import AXIS_FAMILIES, Study
 from tvrl_bench.training.identity import trial_key
 
@@ -34,21 +35,34 @@ class TrialSpec:
 
     @property
     def title(self) -> str:
-        parts = [f"{axis}={value}" for axis, value in self.labels.items()]
+        parts = [f"{axis}={Path(value).stem if value.endswith('.gin') else value}" for axis, value in self.labels.items()]
         return ("base " if self.base else "") + " ".join(parts) + f" seed={self.seed}"
 
 
 def load_study(path: str, profile: str | None = None) -> tuple[Study, str]:
-    """Parse a study file into a Study (the `sweeps.study` bindings); returns it and the resolved path."""
+    """Parse a study file into a Study (the `sweeps.study` bindings) and check every field (validate.py);
+    returns it and the resolved path."""
     resolved = str(gin_config.resolve(path))
     gin_config.load_config([resolved])
     try:
         study = Study()
     except TypeError as exc:
-        raise gin_config.ConfigError(f"{resolved}: the study needs sweeps.study.name and sweeps.study.axes ({exc})") from None
+        message = str(exc).split("\n", 1)[0]
+        raise gin_config.ConfigError(
+            f"{resolved}: the study needs sweeps.study.name and sweeps.study.axes ({message})"
+        ) from None
     finally:
         gin.clear_config()
-    return study.with_profile(profile), resolved
+    validate.check_raw(study, resolved)
+    if profile is not None and profile not in study.profiles and not profile.endswith(".gin"):
+        raise gin_config.ConfigError(
+            f"--profile {profile!r}: the study maps the profiles {', '.join(sorted(study.profiles))}; name one of "
+            "them or a profile file (.gin)"
+        )
+    study = study.with_profile(profile)
+    validate.check_study(study, resolved)
+    validate.check_tables(study, resolved)
+    return study, resolved
 
 
 def preset_path(axis: str, value: str, study_file: str) -> str:
@@ -91,18 +105,36 @@ def expand(study: Study, study_file: str, overrides: list[str] = ()) -> list[Tri
             bindings = (*study.bindings, *overrides, f"training.trial.seed = {seed}", "training.trial.steps = 0")
             trials.append(TrialSpec(files, bindings, labels, seed, base=True))
     for combination in itertools.product(*(range(len(study.axes[a])) for a in axes)):
+        labels = {axis: study.axes[axis][i] for axis, i in zip(axes, combination)}
+        if any(all(labels.get(axis) == value for axis, value in rule.items()) for rule in study.exclude):
+            continue
         for seed in study.seeds:
-            labels = {axis: study.axes[axis][i] for axis, i in zip(axes, combination)}
             files = (study.profile, *(presets[axis][i] for axis, i in zip(axes, combination)))
             bindings = (*study.bindings, *overrides, f"training.trial.seed = {seed}")
             trials.append(TrialSpec(files, bindings, labels, seed))
+    if not trials:
+        raise gin_config.ConfigError(
+            f"{study_file}: the study has no trials (sweeps.study.exclude leaves out every combination); "
+            "remove a rule from exclude or add axis values"
+        )
     keyed = []
-    for spec in trials:
-        gin_config.load_config(list(spec.files), list(spec.bindings))
-        gpus = _bound("training.trial.num_gpus", 0)
-        keyed.append(TrialSpec(spec.files, spec.bindings, spec.labels, spec.seed, spec.base, trial_key(), int(gpus)))
-    gin.clear_config()
+    try:
+        for spec in trials:
+            loaded = gin_config.load_config(list(spec.files), list(spec.bindings))
+            check_trial_config(loaded)
+            gpus = _bound("training.trial.num_gpus", 0)
+            keyed.append(TrialSpec(spec.files, spec.bindings, spec.labels, spec.seed, spec.base, trial_key(), int(gpus)))
+    finally:
+        gin.clear_config()
+    validate.check_unique_keys(keyed, study_file)
     return keyed
+
+
+def check_trial_config(loaded: gin_config.LoadedConfig) -> None:
+    """What can be checked of a trial without building it: its training values and its prompt files."""
+    from tvrl_bench.training.trial import check_values
+
+    check_values(loaded)
 
 
 def _bound(name: str, default):

@@ -2,14 +2,17 @@
 
 The driver owns the tracking store's setup: it creates the database (for SQLite) and the experiment before any
 worker writes. Trials are child runs tagged with `tvrl.trial_key`; resuming a sweep skips keys that have a
-FINISHED run and marks RUNNING runs KILLED (nobody is running them: their sweep was killed).
+FINISHED run and marks RUNNING runs KILLED when no live process owns their trial folder (training/lock.py): their
+sweep was killed. A run whose folder is locked is someone's live trial and is never touched.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
-from tvrl_bench.tracking.mlflow_run import experiment_id
+from tvrl_bench.tracking.mlflow_run import experiment_id, record_failed_run
+from tvrl_bench.training.lock import holder
 
 
 @dataclass
@@ -58,6 +61,12 @@ class StudyTracker:
         """The study's parent run if it exists; creates nothing (for --dry-run)."""
         from mlflow.tracking import MlflowClient
 
+        from tvrl_bench.tracking.store import sqlite_path
+
+        path = sqlite_path(tracking_uri)
+        if path is not None and not path.exists():
+            return None  # MLflow would create an empty database
+
         client = MlflowClient(tracking_uri)
         found = client.get_experiment_by_name(study)
         parent = _find_parent(client, found.experiment_id, study) if found else None
@@ -73,20 +82,34 @@ class StudyTracker:
             by_key.setdefault(run.data.tags.get("tvrl.trial_key", ""), []).append(run)
         return StudyRuns(self.parent_run_id, self.experiment_id, by_key)
 
-    def mark_orphans(self) -> int:
-        """Mark trial runs still RUNNING as KILLED (their worker died with the previous sweep); returns how many."""
+    def mark_orphans(self, trial_folders: Path | None = None) -> int:
+        """Mark trial runs still RUNNING as KILLED when no live process owns their trial folder (under
+        `trial_folders`, one folder per key); returns how many."""
         count = 0
-        for runs in self.runs().by_key.values():
+        for key, runs in self.runs().by_key.items():
+            if trial_folders is not None and holder(trial_folders / key) is not None:
+                continue  # a live trial process owns it
             for run in runs:
                 if run.info.status == "RUNNING":
                     self.client.set_terminated(run.info.run_id, "KILLED")
                     count += 1
         return count
 
-    def finish(self, summary: dict[str, int]) -> None:
+    def has_attempt(self, key: str, attempt: int) -> bool:
+        """True when a run of trial `key` with tag tvrl.attempt = `attempt` exists."""
+        return any(r.data.tags.get("tvrl.attempt") == str(attempt) for r in self.runs().by_key.get(key, []))
+
+    def record_failure(self, tracking_uri: str, key: str, attempt: int, run_name: str, params: dict, error: str) -> str:
+        """A FAILED child run for a trial whose process failed before logging one (so the report lists it)."""
+        tags = {"tvrl.trial_key": key, "tvrl.attempt": str(attempt), "tvrl.role": "trial", "tvrl.study": self.study,
+                "mlflow.parentRunId": self.parent_run_id}
+        return record_failed_run(tracking_uri, self.study, run_name, tags, params, error)
+
+    def finish(self, summary: dict[str, int], status: str | None = None) -> None:
+        """Tag the parent with the counts and end it: FAILED when a trial failed, else FINISHED (or `status`)."""
         for name, value in summary.items():
             self.client.set_tag(self.parent_run_id, f"tvrl.{name}", str(value))
-        self.client.set_terminated(self.parent_run_id, "FAILED" if summary.get("failed") else "FINISHED")
+        self.client.set_terminated(self.parent_run_id, status or ("FAILED" if summary.get("failed") else "FINISHED"))
 
 
 def _find_parent(client, experiment: str, study: str) -> str | None:

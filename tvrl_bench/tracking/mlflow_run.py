@@ -12,22 +12,48 @@ import time
 from pathlib import Path
 from typing import Any
 
-DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
+from tvrl_bench.tracking.store import DEFAULT_TRACKING_URI
+
+# MLflow 3's UI opens an experiment by its kind: without this tag it may guess "GenAI" and show a traces overview;
+# training runs are "custom model development", which opens on the runs table.
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+EXPERIMENT_KIND = "custom_model_development"
 
 
 def experiment_id(client: Any, name: str) -> str:
-    """The id of experiment `name`, created if missing (tolerating a concurrent creator)."""
+    """The id of experiment `name`, created if missing (tolerating a concurrent creator), tagged as a
+    model-training experiment so `mlflow ui` opens it on its runs."""
     from mlflow.exceptions import MlflowException
 
     found = client.get_experiment_by_name(name)
     if found is not None:
         if found.lifecycle_stage == "deleted":
             client.restore_experiment(found.experiment_id)
+        if EXPERIMENT_KIND_TAG not in (found.tags or {}):
+            client.set_experiment_tag(found.experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
         return found.experiment_id
     try:
-        return client.create_experiment(name)
+        return client.create_experiment(name, tags={EXPERIMENT_KIND_TAG: EXPERIMENT_KIND})
     except MlflowException:
         return client.get_experiment_by_name(name).experiment_id
+
+
+def record_failed_run(
+    tracking_uri: str, experiment: str, run_name: str, tags: dict[str, str], params: dict[str, Any], error: str
+) -> str:
+    """A FAILED run for a trial that failed before its own run existed (so reports list it); returns its id.
+
+    The error's first line goes to tag `tvrl.error`."""
+    from mlflow.entities import Param
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri)
+    exp = experiment_id(client, experiment)
+    run_id = client.create_run(exp, run_name=run_name, tags={**tags, "tvrl.error": error[:4000]}).info.run_id
+    if params:
+        client.log_batch(run_id, params=[Param(k, str(v)[:6000]) for k, v in params.items()])
+    client.set_terminated(run_id, "FAILED")
+    return run_id
 
 
 class TrialTracker:

@@ -51,10 +51,13 @@ def _preset_selects(path: str, selector: str | None) -> bool:
     return any(m.group("selector") == selector for m in _MACRO.finditer(text))
 
 
-def method_of(credit_preset: str, credit: Any, steps: int) -> str:
-    """'base' without training, 'GRPO' for uniform credit, 'TVRL' for any other router."""
+def method_of(credit_preset: str, credit: Any, steps: int, objective: Any = None) -> str:
+    """'base' without training, 'null' for the null control (objectives.null), 'GRPO' for uniform credit,
+    'TVRL' for any other router."""
     if steps == 0:
         return "base"
+    if objective is not None and component_selector(objective) == "objectives.null":
+        return "null"
     return "GRPO" if component_selector(credit) == "credit.uniform" or credit_preset == "uniform" else "TVRL"
 
 
@@ -65,6 +68,33 @@ def run_name(names: dict[str, str], seed: int, study: str | None = None) -> str:
         parts.insert(0, names["policy"])
     base = "-".join(parts) + f"-s{seed}"
     return f"{study}/{base}" if study else base
+
+
+def axis_run_name(labels: dict[str, str], seed: int, base: bool = False) -> str:
+    """A study trial's name: its axis values in the study's axis order and its seed, `sage-window3-s0`
+    (`base-s0` for an untrained base row), so runs of a study compare without opening them."""
+    values = ["base"] if base else [_short(v) for v in labels.values()]
+    return "-".join(values + [f"s{seed}"])
+
+
+def _short(value: str) -> str:
+    """A preset name from an axis value that may be a path (`components/rewards/toy_oracle.gin` -> toy_oracle)."""
+    value = value.replace("\\", "/").rstrip("/")
+    name = value.rsplit("/", 1)[-1]
+    return name[: -len(".gin")] if name.endswith(".gin") else name
+
+
+def presets_in_files(parsed_files: list[str]) -> dict[str, str]:
+    """{axis: preset} from the file names alone (the last `components/<family>/<name>.gin` parsed per family),
+    for a trial whose components could not be built."""
+    names = {}
+    for path in parsed_files:
+        m = _PRESET.search(path.replace("\\", "/"))
+        if m:
+            for axis, family in AXES.items():
+                if m.group("family") == family:
+                    names[axis] = m.group("name")
+    return names
 
 
 def operative_params() -> dict[str, str]:

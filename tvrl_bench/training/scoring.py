@@ -11,12 +11,14 @@ from dataclasses import dataclass
 
 import torch
 
+from tvrl_bench.credit.temporal import fill_skipped_frames
 from tvrl_bench.rewards.base import Reward
 
 
 @dataclass
 class Scores:
-    """scores[B, K] (0 where masked), mask[B, K], grads[B, K, F, H, W] = |d r_ik / d video_i| summed over colour.
+    """scores[B, K] (0 where masked), mask[B, K], grads[B, K, F, H, W] = |d r_ik / d video_i| summed over colour
+    (space "pixels"), or grads[B, K, Tc, Hc, Wc] on the critic's patch grid (space "critic"; see score_videos).
 
     The mask is moved to the scores' device: a critic on a GPU scores pairs whose mask was built on the CPU.
     """
@@ -34,10 +36,35 @@ class Scores:
         return (self.scores * m).sum(dim=1) / m.sum(dim=1).clamp_min(1)
 
 
-def score_videos(reward: Reward, video: torch.Tensor, prompts: list[str], checks: list, need_grads: bool) -> Scores:
-    """Score video[B, F, 3, H, W] against each prompt's questions; gradients only when `need_grads`."""
-    index, pair_prompts, pair_questions, flat = reward.pairs(video, prompts, checks)
+GRAD_SPACES = ("pixels", "critic")
+
+
+def score_videos(
+    reward: Reward, video: torch.Tensor, prompts: list[str], checks: list, need_grads: bool, space: str = "pixels"
+) -> Scores:
+    """Score video[B, F, 3, H, W] against each prompt's questions; gradients only when `need_grads`.
+
+    space "pixels": grads[B, K, F, H, W] w.r.t. the video; frames a frame-sampling critic skips
+    (`Reward.sampled_frames`) get the linear interpolation in time of the sampled frames' maps
+    (credit/temporal.py), so every latent frame receives credit. space "critic": grads[B, K, Tc, Hc, Wc] w.r.t. the
+    critic's own input patches, from `Reward.score_with_maps`. A critic that scores a video's checks jointly
+    (`Reward.scores_jointly`) is always scored through `score_with_maps`.
+    """
+    if space not in GRAD_SPACES:
+        raise ValueError(f"gradient space must be one of {GRAD_SPACES}, got '{space}'")
     mask = reward.score_mask(checks)
+    if need_grads and space not in reward.grad_spaces:
+        raise ValueError(
+            f"the credit router needs '{space}' gradient maps, but {type(reward).__name__} gives only "
+            f"{', '.join(reward.grad_spaces)}; pick a pixel-space router (credit.window, credit.frame) for this critic"
+        )
+    if reward.scores_jointly or (need_grads and space == "critic"):
+        with torch.set_grad_enabled(bool(need_grads)):
+            scores, maps = reward.score_with_maps(video.detach(), prompts, checks, space if need_grads else None)
+        if maps is not None and space == "pixels":
+            maps = _fill(maps, reward, video.shape[1])
+        return Scores(scores.detach(), mask, None if maps is None else maps.detach())
+    index, pair_prompts, pair_questions, flat = reward.pairs(video, prompts, checks)
     b, k = mask.shape
     video = video.detach()
     if not need_grads:
@@ -51,6 +78,7 @@ def score_videos(reward: Reward, video: torch.Tensor, prompts: list[str], checks
     magnitude = grad.abs().sum(dim=2)  # [P, F, H, W]
     grads = magnitude.new_zeros(b * k, *magnitude.shape[1:])
     grads[flat.to(grads.device)] = magnitude
+    grads = _fill(grads, reward, video.shape[1])
     return Scores(_scatter(pair_scores.detach(), flat, b, k), mask, grads.reshape(b, k, *magnitude.shape[1:]))
 
 
@@ -69,7 +97,13 @@ def score_videos_looped(reward: Reward, video: torch.Tensor, prompts: list[str],
             (grad,) = torch.autograd.grad(pair_scores.sum(), copies)
         scores[flat[chosen]] = pair_scores.detach().to(scores.dtype)
         grads[flat[chosen]] = grad.abs().sum(dim=2).to(grads.dtype)
-    return Scores(scores.reshape(b, k), mask, grads.reshape(b, k, *grads.shape[1:]))
+    return Scores(scores.reshape(b, k), mask, _fill(grads, reward, video.shape[1]).reshape(b, k, *grads.shape[1:]))
+
+
+def _fill(maps: torch.Tensor, reward: Reward, num_frames: int) -> torch.Tensor:
+    """Pixel maps [..., F, H, W] with the frames a frame-sampling critic skips filled in (credit/temporal.py)."""
+    sampled = reward.sampled_frames(num_frames)
+    return maps if sampled is None else fill_skipped_frames(maps, sampled)
 
 
 def _scatter(pair_scores: torch.Tensor, flat: torch.Tensor, b: int, k: int) -> torch.Tensor:

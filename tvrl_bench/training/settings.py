@@ -21,8 +21,12 @@ class TrialSettings:
     advantage_std: 'group' (per-prompt std), 'global' or 'none'; advantage_clip: |A| bound (None: no clip).
     ratio_tolerance: how far the recomputed log-probs may be from the rollout's before an update (0: exact).
     eval_prompts: eval-set prompts generated at the end (deterministic ODE, generation seed = seed);
+    eval_every: also evaluate every this many steps and before the first (0: only at the end), on the first
+    eval_subset eval prompts (None: all eval_prompts) with the same fixed noise, logging eval/* curves and
+    eval/critic_reward (the critic's own score of the same videos, so reward hacking shows);
     sample_videos: videos logged to MLflow at the start and the end.
     num_gpus: GPUs the trial asks of a sweep executor (more than 1: launched with accelerate over that many).
+    optimizer: @training.optimizer() to choose the optimizer (None: AdamW with learning_rate, betas, weight_decay).
     """
 
     def __init__(
@@ -50,10 +54,13 @@ class TrialSettings:
         advantage_clip: float | None = 5.0,
         ratio_tolerance: float = 0.0,
         eval_prompts: int = 32,
+        eval_every: int = 0,
+        eval_subset: int | None = None,
         sample_videos: int = 4,
         checkpoint_every: int = 10,
         log_media_every: int = 10,
         num_gpus: int = 0,
+        optimizer: Any = None,
     ):
         self.policy, self.sampler, self.reward = policy, sampler, reward
         self.credit, self.objective, self.evaluator, self.dataset = credit, objective, evaluator, dataset
@@ -66,11 +73,16 @@ class TrialSettings:
         self.advantage_std, self.advantage_eps, self.advantage_clip = advantage_std, advantage_eps, advantage_clip
         self.ratio_tolerance = ratio_tolerance
         self.eval_prompts, self.sample_videos = eval_prompts, sample_videos
+        self.eval_every, self.eval_subset = eval_every, eval_subset
         self.checkpoint_every, self.log_media_every = checkpoint_every, log_media_every
         self.num_gpus = num_gpus
+        self.optimizer = optimizer  # a training.optimizer choice, or None for AdamW
         self.validate()
 
     def validate(self) -> None:
+        from tvrl_bench.training.validation import check_trial_values  # types and ranges, one line each
+
+        check_trial_values(vars(self))
         checks = {
             "steps": self.steps >= 0,
             "prompts_per_step": self.prompts_per_step >= 1,
@@ -80,6 +92,8 @@ class TrialSettings:
             "checkpoint_every": self.checkpoint_every >= 1,
             "log_media_every": self.log_media_every >= 1,
             "ratio_tolerance": self.ratio_tolerance >= 0,
+            "eval_every": self.eval_every >= 0,
+            "eval_subset": self.eval_subset is None or self.eval_subset >= 1,
         }
         for name, ok in checks.items():
             if not ok:

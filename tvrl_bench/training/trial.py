@@ -5,7 +5,9 @@ and continues from the last checkpoint as a new attempt: a new MLflow run (tag t
 over the interrupted run's metrics and media up to the checkpoint; the interrupted run, if still RUNNING (its
 process was SIGKILLed), is marked KILLED. A finished trial rerun starts anew.
 Failures: a non-finite reward/loss/gradient or any error marks the run FAILED and keeps the checkpoint; SIGTERM
-or Ctrl-C stops at the next step boundary, saves a checkpoint and marks the run KILLED.
+or Ctrl-C stops at the next step boundary, saves a checkpoint and marks the run KILLED. A trial that fails
+before its run exists (its components cannot be built) gets a FAILED run too, so reports list it.
+Ownership: one process at a time runs a trial key; its folder's lock (training/lock.py) is held throughout.
 """
 
 from __future__ import annotations
@@ -20,10 +22,11 @@ import gin
 from tvrl_bench import config as gin_config
 from tvrl_bench.prompts import PromptItem
 from tvrl_bench.tracking import media, params as run_params
-from tvrl_bench.tracking.mlflow_run import DEFAULT_TRACKING_URI, TrialTracker
+from tvrl_bench.tracking.mlflow_run import DEFAULT_TRACKING_URI, TrialTracker, record_failed_run
 from tvrl_bench.training.checkpoint import CheckpointDir
 from tvrl_bench.training.distributed import Processes
 from tvrl_bench.training.identity import trial_key
+from tvrl_bench.training.lock import FolderLock
 from tvrl_bench.training.loop import Hooks, StepOutput, Trainer
 from tvrl_bench.training.settings import TrialSettings
 from tvrl_bench.videoio import write_mp4
@@ -57,30 +60,61 @@ class TrialResult:
 
 
 def run_trial(files: list[str], bindings: list[str] | None = None, options: TrialOptions | None = None) -> TrialResult:
-    """Load the config, build the trial and run it to the end (see the module docstring for failure handling)."""
+    """Load the config, build the trial and run it to the end (see the module docstring for failure handling).
+
+    The trial's folder is locked for the whole run (TrialBusy when another live process runs the same key). A
+    trial that fails before its MLflow run exists (a critic that cannot be built, a bad value) still leaves a
+    FAILED run with its key, labels and the error, so reports list it.
+    """
     options = options or TrialOptions()
+    gin_config.check_safe_name(options.experiment, "experiment name (--experiment)")
     loaded = gin_config.load_config(files, bindings)
+    check_values(loaded)  # before anything is built: a bad value costs a second, not a model load
     key = trial_key()
-    config_text = gin_config.captured_configs()["config.gin"]
-    settings = _build(loaded)
     processes = Processes(cpu=options.cpu)
+    checkpoints = CheckpointDir(Path(options.out_dir) / options.experiment / key)
+    lock = FolderLock(checkpoints.folder).acquire() if processes.is_main else None
+    try:
+        try:
+            settings = _build(loaded)
+            _check_prompts(settings)
+        except Exception as exc:
+            if processes.is_main:
+                _record_failure(loaded, key, options, exc)
+            raise
+        return _run(loaded, key, settings, processes, checkpoints, options)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def check_values(loaded: gin_config.LoadedConfig) -> None:
+    """`training.trial` values in range and the bound prompt files readable, from the parsed config alone."""
+    from tvrl_bench.datasets.files import check_bound_prompt_files
+    from tvrl_bench.training.validation import bound_trial_values, check_trial_values
+
+    check_trial_values(bound_trial_values(TrialSettings), lambda name: gin_config.locate(loaded, "training.trial", name))
+    check_bound_prompt_files()
+
+
+def _run(loaded: gin_config.LoadedConfig, key: str, settings: TrialSettings, processes: Processes,
+         checkpoints: CheckpointDir, options: TrialOptions) -> TrialResult:
+    """Train and evaluate a built trial under its lock, tracking it in its own MLflow run."""
+    config_text = gin_config.captured_configs()["config.gin"]
     names = run_params.preset_names(
         loaded.parsed_files,
         {"policy": settings.policy, "sampler": settings.sampler, "reward": settings.reward, "credit": settings.credit},
     )
     names.update(options.labels)
-    method = run_params.method_of(names["credit"], settings.credit, settings.steps)
-    checkpoints = CheckpointDir(Path(options.out_dir) / options.experiment / key)
+    method = run_params.method_of(names["credit"], settings.credit, settings.steps, settings.objective)
     info = checkpoints.info()
     unfinished = info if info is not None and not info.finished else None
     saved = checkpoints.load() if unfinished else None
     attempt = options.attempt or (unfinished.attempt + 1 if unfinished else 1)
     tracker = None
     if processes.is_main:
-        tracker = TrialTracker(
-            options.tracking_uri, options.experiment, run_params.run_name(names, settings.seed, options.study),
-            _tags(key, options, attempt),
-        )
+        tracker = TrialTracker(options.tracking_uri, options.experiment, _run_name(names, settings.seed, method, options),
+                               _tags(key, options, attempt))
     status = "FAILED"
     try:
         start = int(saved["step"]) if saved else 0
@@ -91,7 +125,10 @@ def run_trial(files: list[str], bindings: list[str] | None = None, options: Tria
             if unfinished and unfinished.run_id:
                 tracker.carry_over(unfinished.run_id, up_to_step=start)
         run_id = tracker.run_id if tracker else None
-        trainer = Trainer(settings, processes, checkpoints, run_id, _hooks(tracker, settings), options.progress)
+        try:
+            trainer = Trainer(settings, processes, checkpoints, run_id, _hooks(tracker, settings), options.progress)
+        except ValueError as exc:  # values that do not fit together (batch splits, processes)
+            raise gin_config.ConfigError(_locate_values(loaded, str(exc))) from None
         if saved:
             trainer.load_state(saved)
             log.info("resuming trial %s from step %d (attempt %d, run %s)", key, start, attempt, run_id)
@@ -112,6 +149,64 @@ def run_trial(files: list[str], bindings: list[str] | None = None, options: Tria
             tracker.finish(status)
 
 
+def _run_name(names: dict[str, str], seed: int, method: str, options: TrialOptions) -> str:
+    """A sweep's trial is named by its axis values and seed (`sage-window3-s0`); a lone trial by its presets."""
+    if options.labels:
+        return run_params.axis_run_name(options.labels, seed, base=method == "base")
+    return run_params.run_name(names, seed, options.study)
+
+
+def _record_failure(loaded: gin_config.LoadedConfig, key: str, options: TrialOptions, exc: BaseException) -> None:
+    """Log a FAILED run for a trial that failed before its own run existed (its error in tag tvrl.error)."""
+    seed = _bound("training.trial.seed", 0)
+    steps = _bound("training.trial.steps", 100)
+    names = {**run_params.presets_in_files(loaded.parsed_files), **options.labels}
+    credit = names.get("credit", "")
+    method = "base" if steps == 0 else ("GRPO" if credit == "uniform" else "TVRL")
+    params = {**names, "method": method, "seed": seed}
+    if options.labels:
+        name = run_params.axis_run_name(options.labels, seed, base=method == "base")
+    elif set(run_params.AXES) <= set(names):
+        name = run_params.run_name(names, seed, options.study)
+    else:
+        name = "-".join([*names.values(), f"s{seed}"])
+    message = str(exc).strip().splitlines()
+    error = f"{type(exc).__name__}: {message[0] if message else ''}"
+    try:
+        run_id = record_failed_run(options.tracking_uri, options.experiment, name, _tags(key, options, options.attempt or 1),
+                                   params, error)
+        log.info("trial %s failed before training; recorded FAILED run %s", key, run_id)
+    except Exception as record_error:  # the store itself may be the problem: the original error matters more
+        log.warning("could not record the failed trial %s in MLflow: %s", key, record_error)
+
+
+def _bound(name: str, default):
+    try:
+        value = gin.query_parameter(name)
+    except ValueError:
+        return default
+    return value if isinstance(value, (int, float, str)) else default
+
+
+def _check_prompts(settings: TrialSettings) -> None:
+    """A critic that scores a prompt's checks gets nothing to score from a prompt without checks: its group's
+    rewards would all be equal and its advantages 0, so training would silently learn nothing from it."""
+    if not getattr(settings.reward, "uses_checks", False):
+        return
+    train = list(settings.dataset.train)
+    lacking = [item for item in train if not item.checks]
+    if not lacking:
+        return
+    locations = getattr(settings.dataset, "locations", None) or {}
+    where = locations.get(lacking[0].prompt) or f"dataset '{settings.dataset.name}'"
+    raise gin_config.ConfigError(
+        f"{where}: prompt {lacking[0].prompt!r} has no checks ({len(lacking)} of {len(train)} training prompts have "
+        f"none), but the critic {type(settings.reward).__name__} scores each prompt's yes/no checks, so these prompts "
+        "would train nothing (advantage 0); add a `checks` column or field, or write them with "
+        "`tvrl-bench decompose PROMPTS --model QWEN_PATH --out checks.jsonl` and bind datasets.file.checks_path"
+    )
+
+
 def _tags(key: str, options: TrialOptions, attempt: int) -> dict[str, str]:
     tags = {"tvrl.trial_key": key, "tvrl.attempt": str(attempt), "tvrl.role": "trial", **options.tags}
     if options.study:
@@ -125,15 +220,34 @@ def _build(loaded: gin_config.LoadedConfig) -> TrialSettings:
     """Construct the trial through gin, then reject bindings nothing used."""
     try:
         settings = TrialSettings()
+    except gin_config.ConfigError as exc:  # a value out of range: name the file and line that bound it
+        raise gin_config.ConfigError(_locate_values(loaded, _without_gin_context(str(exc)))) from None
     except TypeError as exc:
         if "REQUIRED" in str(exc) or "required" in str(exc):
             raise gin_config.ConfigError(
-                f"{exc}\nA trial needs policy, sampler, reward, credit, objective, evaluator and dataset: start from "
-                "components/profiles/toy.gin (`include 'components/profiles/toy.gin'`)."
+                f"{_without_gin_context(str(exc))}; a trial needs policy, sampler, reward, credit, objective, evaluator "
+                "and dataset: start from components/profiles/toy.gin (`include 'components/profiles/toy.gin'`)"
             ) from None
         raise
     gin_config.check_unused(loaded)
     return settings
+
+
+def _without_gin_context(message: str) -> str:
+    """The message without the "In call to configurable ..." lines gin appends."""
+    return message.split("\n  In call to configurable", 1)[0].strip()
+
+
+def _locate_values(loaded: gin_config.LoadedConfig, message: str) -> str:
+    """Prefix each `training.trial.NAME = ...` line of a validation message with where NAME was bound."""
+    lines = []
+    for line in message.splitlines():
+        if line.startswith("training.trial."):
+            name = line[len("training.trial."):].split(" ", 1)[0]
+            where = gin_config.locate(loaded, "training.trial", name)
+            line = f"{where}: {line}" if where else line
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def _hooks(tracker: TrialTracker | None, settings: TrialSettings) -> Hooks:
@@ -158,4 +272,7 @@ def _hooks(tracker: TrialTracker | None, settings: TrialSettings) -> Hooks:
             tracker.log_artifacts(tmp, f"samples/{tag}")
         tracker.log_json(index, f"samples/{tag}/index.json")
 
-    return Hooks(on_step=on_step, on_samples=on_samples)
+    def on_eval(step: int, metrics: dict[str, float]) -> None:
+        tracker.log_metrics({f"eval/{k}": v for k, v in metrics.items()}, step=step)
+
+    return Hooks(on_step=on_step, on_samples=on_samples, on_eval=on_eval)

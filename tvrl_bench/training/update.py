@@ -35,32 +35,43 @@ def accumulate_policy_gradient(
     weights: torch.Tensor,
     micro_batch: int,
     check_ratio_tolerance: float | None = None,
+    balance: torch.Tensor | None = None,
 ) -> dict[str, float]:
     """Backpropagate the objective over the rollouts `rows` (a minibatch); returns averaged statistics.
 
-    rows[M] indexes the rollout batch; advantages[B]; weights[B, N] (detached, mean 1).
+    rows[M] indexes the rollout batch; advantages[B] (or [B, K] per check); weights[B, N] (detached, mean 1), or
+    [B, K, N] per-check maps for objectives with one ratio per check (objectives.tvrl_official).
     check_ratio_tolerance: when not None, the first chunk's recomputed log-probs must equal the rollout's within
     this absolute tolerance (0 = bit-exact) or RatioCheckError is raised before any gradient is used.
+    balance: per-step loss factors [S] (Schedule.balance_factors) or None. A positive factor c scales the clipped
+    surrogate exactly as it scales the advantage (min(c a, c b) = c min(a, b)), so it is applied to the
+    advantage of each (rollout, transition).
     """
     totals: dict[str, float] = defaultdict(float)
     n_rows, n_trained = len(rows), rollout.trained.shape[1]
-    kl_beta = getattr(objective, "kl_beta", 0.0)
+    kl_beta = objective.kl_beta
     for j in range(n_trained):
         x, x_next, sigma, sigma_next, logp_old = rollout.transition(j)
         for c in chunks(n_rows, micro_batch):
             idx = rows[c]
+            mean_ref = None
+            if kl_beta > 0:  # before the policy's forward: a reference that swaps weights in place must not
+                # touch tensors the policy's graph has saved
+                reference = objective.reference_context(policy)
+                with torch.no_grad(), reference:
+                    v_ref = policy.velocity(x[idx], sigma[idx], index_cond(cond, idx))
+                    mean_ref, _ = sampler.transition(x[idx], v_ref, sigma[idx], sigma_next[idx])
             v = policy.velocity(x[idx], sigma[idx], index_cond(cond, idx))
             mean, var = sampler.transition(x[idx], v, sigma[idx], sigma_next[idx])
             logp_new = latent_to_tokens(sampler.log_prob(x_next[idx], mean, var), policy.token_grid)
             if check_ratio_tolerance is not None and j == 0 and c.start == 0:
                 check_ratio(logp_new.detach(), logp_old[idx], check_ratio_tolerance)
-            kl = None
-            if kl_beta > 0:
-                with torch.no_grad(), policy.reference():
-                    v_ref = policy.velocity(x[idx], sigma[idx], index_cond(cond, idx))
-                    mean_ref, _ = sampler.transition(x[idx], v_ref, sigma[idx], sigma_next[idx])
-                kl = gaussian_mean_kl(mean, mean_ref, var)[:, None]
-            loss, stats = objective.loss(logp_new[:, None], logp_old[idx][:, None], advantages[idx], weights[idx], kl)
+            kl = None if mean_ref is None else gaussian_mean_kl(mean, mean_ref, var)[:, None]
+            step_advantages = advantages[idx]
+            if balance is not None:
+                factor = balance.to(step_advantages.device)[rollout.trained[idx, j]]
+                step_advantages = step_advantages * factor.reshape(-1, *[1] * (step_advantages.dim() - 1))
+            loss, stats = objective.loss(logp_new[:, None], logp_old[idx][:, None], step_advantages, weights[idx], kl)
             share = (c.stop - c.start) / (n_rows * n_trained)
             (loss * share).backward()
             totals["loss"] += float(loss.detach()) * share

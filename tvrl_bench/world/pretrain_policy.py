@@ -138,7 +138,7 @@ def build_policy(folder: Path, seed: int, recipe: PolicyRecipe):
 
     model = dict(width=recipe.width, heads=recipe.heads, layers=recipe.layers, patch=recipe.patch, patch_t=recipe.patch_t)
     ToyPolicy.create(folder, toy_vocabulary(), seed=seed, text_dim=recipe.width, **model)
-    policy = ToyPolicy(str(folder), guidance=recipe.guidance, frames=DEFAULT.frames, height=DEFAULT.height, width=DEFAULT.width)
+    policy = ToyPolicy(str(folder), guidance=recipe.guidance, frames=DEFAULT.frames, height=DEFAULT.height, width=DEFAULT.width, fast=False)
     policy.text_encoder.requires_grad_(True)
     return policy
 

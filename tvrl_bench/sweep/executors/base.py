@@ -20,11 +20,15 @@ class TrialCommand:
 
     def argv(self, threads: int, gpus: int) -> list[str]:
         """The command line: plain tvrl-train, or `accelerate launch` over several GPUs."""
-        train = ["-m", "tvrl_bench.cli.train", *self.args, "--threads", str(threads), "--no-progress"]
+        train = ["-m", "tvrl_bench.cli.train", *self.args, "--threads", str(threads), "--no-progress", "--debug"]
         if gpus > 1:
             launch = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", str(gpus)]
             return launch + train
         return [sys.executable, *train]
+
+
+# The exit code a future resolves to for a trial that was never started (the sweep was stopped first).
+NOT_STARTED = -1000
 
 
 class Executor(ABC):
@@ -34,7 +38,11 @@ class Executor(ABC):
 
     @abstractmethod
     def submit(self, command: TrialCommand) -> Future:
-        """Start a trial; the future resolves to its exit code (0 = finished)."""
+        """Start a trial; the future resolves to its exit code (0 = finished, NOT_STARTED if never started)."""
+
+    def interrupt(self) -> None:
+        """Ask every running trial to stop at its next step boundary (SIGTERM: it checkpoints and marks its run
+        KILLED) and start no more; the futures resolve when the processes have exited."""
 
     def shutdown(self) -> None:
         """Release workers (and cancel what has not started)."""

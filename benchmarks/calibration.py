@@ -1,0 +1,75 @@
+"""Calibration of the training critic on the policy's own rollouts, per check kind.
+
+Samples rollouts of the profile's policy exactly as training does (SDE sampler and schedule, `--group` rollouts
+per prompt for `--prompts` training prompts), scores every (video, check) pair with the critic and with the exact
+evaluator, and prints per kind: pairs, agreement (critic p(Yes) > 0.5 vs the evaluator's verdict), how often each
+says yes, and the fraction of scores at the critic's floor.
+
+Last line: min_agreement=<lowest agreement over kinds> <kind>=<agreement> ...
+
+    python benchmarks/calibration.py [--prompts 48] [--group 4] [FILES.gin ...] [--gin_bindings ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import gin
+import torch
+
+from tvrl_bench.config import load_config
+from tvrl_bench.evaluation.calibration import agreement_by_kind
+from tvrl_bench.training.diagnostics import check_kind
+from tvrl_bench.training.rollout import chunks, sample_rollouts
+from tvrl_bench.training.scoring import score_videos
+from tvrl_bench.training.seeding import generator
+from tvrl_bench.training.settings import TrialSettings
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("files", nargs="*", help="gin files after the profile (e.g. another critic's preset)")
+    parser.add_argument("--profile", default="components/profiles/toy.gin", help="the training profile (default: toy)")
+    parser.add_argument("--prompts", type=int, default=48, help="training prompts sampled (default 48)")
+    parser.add_argument("--group", type=int, default=4, help="rollouts per prompt (default 4)")
+    parser.add_argument("--seed", type=int, default=0, help="rollout noise seed (default 0)")
+    parser.add_argument("--gin_bindings", nargs="*", default=[], help="extra gin bindings")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    load_config([args.profile, *args.files], args.gin_bindings)
+    s = TrialSettings()
+    gin.clear_config()
+    items = list(s.dataset.train)[: args.prompts]
+    prompts = [it.prompt for it in items for _ in range(args.group)]
+    checks = [list(it.checks) for it in items for _ in range(args.group)]
+    with torch.no_grad():
+        rollout = sample_rollouts(s.policy, s.sampler, s.schedule, s.policy.encode(prompts), len(prompts),
+                                  generator(args.seed, "rollout", 0, 0), s.micro_batch)
+        video = torch.cat([s.policy.decode(rollout.final[c]) for c in chunks(len(prompts), s.micro_batch)])
+    if s.reward.score_space not in ("log_prob", "prob"):
+        raise SystemExit(f"{type(s.reward).__name__} scores are not answer probabilities (score_space "
+                         f"{s.reward.score_space!r}): there is no p(Yes) > 0.5 to calibrate")
+    scores = score_videos(s.reward, video, prompts, checks, need_grads=False).scores
+    if s.reward.score_space == "prob":
+        scores = scores.clamp_min(1e-30).log()
+    _, records = s.evaluator.evaluate_detailed(video, prompts, [tuple(c) for c in checks])
+    log_probs, passed, kinds = [], [], []
+    for i, record in enumerate(records):
+        for k, check in enumerate(record["checks"]):
+            log_probs.append(float(scores[i, k]))
+            passed.append(check["passed"])
+            kinds.append(check_kind(check["check"]) or "other")
+    floor = s.reward.floor_score
+    if floor is not None and s.reward.score_space == "prob":
+        floor = math.log(floor)
+    table = agreement_by_kind(log_probs, passed, kinds, floor)
+    print(f"{'kind':<11} {'pairs':>5} {'agreement':>9} {'critic yes':>10} {'eval yes':>8} {'at floor':>8}")
+    for row in table.values():
+        print(f"{row.kind:<11} {row.pairs:>5} {row.agreement:>9.3f} {row.critic_yes:>10.3f} {row.evaluator_yes:>8.3f} {row.at_floor:>8.3f}")
+    worst = min(row.agreement for row in table.values())
+    print(f"min_agreement={worst:.3f} " + " ".join(f"{row.kind}={row.agreement:.3f}" for row in table.values()))
+
+
+if __name__ == "__main__":
+    main()

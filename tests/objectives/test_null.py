@@ -1,0 +1,43 @@
+"""The null control: advantages permuted exactly across the step's rollouts, nothing else changed."""
+
+from __future__ import annotations
+
+import gin
+import torch
+
+from tvrl_bench.config import PROJECT_ROOT
+from tvrl_bench.objectives.grpo import CreditWeightedGRPO, NullControl
+from tvrl_bench.tracking.params import method_of
+
+
+def test_permutes_exactly_and_keeps_the_multiset_of_advantages():
+    advantages = torch.tensor([1.5, -0.5, -1.0, 0.0, 2.0, -2.0, 0.25, -0.25])
+    out = NullControl().step_advantages(advantages, torch.Generator().manual_seed(3))
+    order = torch.randperm(8, generator=torch.Generator().manual_seed(3))
+    assert torch.equal(out, advantages[order])  # exactly the generator's permutation
+    assert torch.equal(out.sort().values, advantages.sort().values) and not torch.equal(out, advantages)
+
+
+def test_the_same_generator_gives_the_same_permutation_and_grpo_leaves_advantages_alone():
+    advantages = torch.randn(16)
+    a = NullControl().step_advantages(advantages, torch.Generator().manual_seed(0))
+    b = NullControl().step_advantages(advantages, torch.Generator().manual_seed(0))
+    assert torch.equal(a, b)
+    assert CreditWeightedGRPO().step_advantages(advantages, torch.Generator().manual_seed(0)) is advantages
+
+
+def test_the_loss_is_the_tvrl_loss_of_the_permuted_advantages():
+    logp_new, logp_old = torch.randn(4, 1, 8), torch.randn(4, 1, 8)
+    advantages, weights = torch.randn(4), torch.rand(4, 8) + 0.5
+    null_loss, _ = NullControl().loss(logp_new, logp_old, advantages, weights)
+    tvrl_loss, _ = CreditWeightedGRPO().loss(logp_new, logp_old, advantages, weights)
+    assert torch.equal(null_loss, tvrl_loss)
+
+
+def test_preset_builds_it_and_its_runs_are_method_null():
+    gin.parse_config_file(str(PROJECT_ROOT / "components/objectives/null.gin"))
+    objective = gin.query_parameter("%OBJECTIVE").scoped_configurable_fn()
+    assert isinstance(objective, NullControl)
+    assert method_of("window3", object(), steps=10, objective=objective) == "null"
+    assert method_of("window3", object(), steps=0, objective=objective) == "base"
+    assert method_of("uniform", object(), steps=10, objective=CreditWeightedGRPO()) == "GRPO"

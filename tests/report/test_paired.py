@@ -1,0 +1,70 @@
+"""Paired deltas and the minimum detectable delta against a computation written here."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from tvrl_bench.report.stats import minimum_detectable_delta, paired_delta
+
+
+def test_paired_delta_is_the_t_interval_of_per_seed_differences_on_shared_seeds():
+    treated = {"0": 45.0, "1": 47.0, "2": 44.0, "3": 50.0, "9": 99.0}  # seed 9 has no baseline: left out
+    baseline = {"0": 41.0, "1": 42.5, "2": 41.0, "3": 44.0, "7": 10.0}
+    diffs = np.array([4.0, 4.5, 3.0, 6.0])
+    half = stats.t.ppf(0.975, 3) * diffs.std(ddof=1) / math.sqrt(4)
+    d = paired_delta(treated, baseline)
+    assert d.delta == pytest.approx(diffs.mean()) and (d.n_treated, d.n_baseline) == (4, 4)
+    assert (d.ci_low, d.ci_high) == pytest.approx((diffs.mean() - half, diffs.mean() + half))
+    assert d.excludes_zero
+
+
+def test_paired_delta_is_tighter_than_the_unpaired_one_when_seeds_share_their_noise():
+    from tvrl_bench.report.stats import value_stat, welch_delta
+
+    base = {str(i): v for i, v in enumerate([30.0, 40.0, 50.0, 35.0, 45.0])}  # seed-to-seed spread of 10 points
+    trained = {k: v + 2.0 + (0.5 if int(k) % 2 else -0.5) for k, v in base.items()}
+    paired = paired_delta(trained, base)
+    unpaired = welch_delta(value_stat(list(trained.values())), value_stat(list(base.values())))
+    assert paired.excludes_zero and not unpaired.excludes_zero
+    assert paired.delta == pytest.approx(unpaired.delta)
+
+
+def test_minimum_detectable_delta_against_the_textbook_formula():
+    n, sd = 5, 2.0
+    expected = (stats.t.ppf(0.975, n - 1) + stats.t.ppf(0.8, n - 1)) * sd / math.sqrt(n)
+    assert minimum_detectable_delta(sd, n) == pytest.approx(expected)
+    assert math.isnan(minimum_detectable_delta(sd, 1))
+
+
+def test_the_power_table_pairs_each_method_with_the_base_of_its_seed():
+    import pandas as pd
+
+    from tvrl_bench.report.definitions import load_table
+    from tvrl_bench.report.runs import split_runs
+    from tvrl_bench.report.stats import ValueStat
+    from tvrl_bench.report.tables import Blank, build_metric_table
+
+    base = [0.40, 0.46, 0.43]
+    gains = {"TVRL": [0.06, 0.05, 0.07], "GRPO": [0.04, 0.06, 0.03], "null": [-0.01, 0.01, -0.02]}
+    rows = []
+    for seed, b in enumerate(base):
+        rows.append({"method": "base", "seed": seed, "eval/overall": b})
+        rows += [{"method": m, "seed": seed, "eval/overall": b + g[seed]} for m, g in gains.items()]
+    frame = pd.DataFrame([
+        {"run_id": f"r{i}", "run_name": f"r{i}", "status": "FINISHED", "start_time": i, "end_time": i,
+         **{f"params.{k}": str(v) for k, v in r.items() if k != "eval/overall"}, "metrics.eval/overall": r["eval/overall"]}
+        for i, r in enumerate(rows)
+    ])
+    result = build_metric_table(load_table("power"), split_runs(frame, study="power"))
+    assert [r.label for r in result.rows][:4] == ["Base model", "GRPO (uniform)", "TVRL (3×3 window)", "Null control (permuted advantages)"]
+    assert isinstance(result.rows[0].cells[1], Blank) and isinstance(result.rows[0].cells[0], ValueStat)
+    for row, method in zip(result.rows[1:4], ["GRPO", "TVRL", "null"]):
+        diffs = np.array(gains[method]) * 100
+        half = stats.t.ppf(0.975, 2) * diffs.std(ddof=1) / math.sqrt(3)
+        d = row.cells[1]
+        assert d.delta == pytest.approx(diffs.mean()) and (d.ci_low, d.ci_high) == pytest.approx((diffs.mean() - half, diffs.mean() + half))
+    assert result.rows[2].cells[1].excludes_zero and not result.rows[3].cells[1].excludes_zero

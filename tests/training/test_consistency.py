@@ -1,0 +1,34 @@
+"""The schedule's timestep shift must be the policy checkpoint's."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from tvrl_bench.config import ConfigError
+from tvrl_bench.samplers.schedule import Schedule
+from tvrl_bench.training.consistency import check_schedule_shift
+
+
+def test_a_shift_other_than_the_checkpoints_is_refused_with_the_fix():
+    policy = SimpleNamespace(scheduler_shift=5.0)
+    check_schedule_shift(Schedule(shift=5.0), policy)
+    with pytest.raises(ConfigError, match=r"training.schedule.shift = 5.0"):
+        check_schedule_shift(Schedule(shift=1.0), policy)
+
+
+def test_a_policy_without_a_scheduler_shift_accepts_any_shift():
+    check_schedule_shift(Schedule(shift=3.0), SimpleNamespace())
+
+
+def test_the_paper_profile_states_the_hunyuan_shift():
+    import gin
+
+    from tvrl_bench.config import load_config
+
+    load_config(["components/profiles/paper.gin"], [])
+    try:
+        assert gin.query_parameter("training.schedule.shift") == 5.0
+    finally:
+        gin.clear_config()

@@ -1,0 +1,34 @@
+"""Per-step diagnostics on hand-made rewards and scores."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from tvrl_bench.training.diagnostics import check_kind, floor_fraction, group_spread, reward_per_kind
+
+
+def test_group_spread_counts_groups_without_reward_spread():
+    rewards = torch.tensor([1.0, 1.0, 0.0, 2.0, -1.0, -1.0])
+    groups = torch.tensor([0, 0, 1, 1, 2, 2])
+    out = group_spread(rewards, groups)
+    assert out["train/zero_std_groups"] == pytest.approx(2 / 3)
+    assert out["train/group_reward_std"] == pytest.approx((0 + 1 + 0) / 3)
+
+
+def test_floor_fraction_counts_masked_scores_at_the_floor():
+    floor = math.log(1e-4)
+    scores = torch.tensor([[floor, -1.0, floor], [-0.1, floor + 1e-5, 0.0]])
+    mask = torch.tensor([[True, True, False], [True, True, True]])
+    assert floor_fraction(scores, mask, floor) == pytest.approx(2 / 5)
+
+
+def test_reward_per_kind_averages_each_kind_and_skips_free_text():
+    checks = [["Is there a red circle?", "Is the background black?"], ["Is there a red object?", "Is the scene pleasant?"]]
+    scores = torch.tensor([[-2.0, -0.5], [-1.0, -7.0]])
+    assert check_kind("Is the scene pleasant?") is None
+    assert reward_per_kind(scores, checks) == {
+        "train/reward/background": -0.5, "train/reward/colour": -1.0, "train/reward/object": -2.0,
+    }

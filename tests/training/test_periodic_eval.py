@@ -1,0 +1,52 @@
+"""Evaluation during training: at the right steps, with fixed noise, resumed without repeats."""
+
+from __future__ import annotations
+
+import gin
+import pytest
+
+from tests.training.conftest import FAST
+from tvrl_bench.config import load_config
+from tvrl_bench.training.checkpoint import CheckpointDir
+from tvrl_bench.training.distributed import Processes
+from tvrl_bench.training.loop import Hooks, Trainer
+from tvrl_bench.training.settings import TrialSettings
+
+
+def trainer(policy_path: str, folder, calls: list, steps: int = 5, eval_every: int = 2) -> Trainer:
+    load_config(["components/profiles/toy.gin"], [
+        *FAST, f"policies.toy.path = '{policy_path}'", f"training.trial.steps = {steps}",
+        f"training.trial.eval_every = {eval_every}", "training.trial.eval_subset = 2", "training.trial.sample_videos = 0",
+    ])
+    settings = TrialSettings()
+    gin.clear_config()
+    hooks = Hooks(on_eval=lambda step, metrics: calls.append((step, metrics)))
+    return Trainer(settings, Processes(cpu=True), CheckpointDir(folder), None, hooks, progress=False)
+
+
+def test_evaluates_before_training_and_every_eval_every_steps(tiny_policy_path, tmp_path):
+    calls: list = []
+    t = trainer(tiny_policy_path, tmp_path / "a", calls)
+    fresh = t.evaluate_subset()
+    final = t.run(0)
+    assert [step for step, _ in calls] == [0, 2, 4]  # step 5 is the final evaluation, returned by run
+    assert calls[0][1] == fresh  # fixed eval noise: the same videos as an evaluation before training
+    assert {"overall", "critic_reward"} <= set(calls[0][1]) and {"overall", "critic_reward"} <= set(final)
+    assert calls[1][1] != calls[0][1]  # the policy changed between evaluations
+
+
+def test_a_resumed_trial_evaluates_only_the_steps_still_ahead(tiny_policy_path, tmp_path):
+    calls: list = []
+    trainer(tiny_policy_path, tmp_path / "b", calls, steps=7).run(3)
+    assert [step for step, _ in calls] == [4, 6]
+
+
+def test_off_by_default(tiny_policy_path, tmp_path):
+    calls: list = []
+    trainer(tiny_policy_path, tmp_path / "c", calls, steps=2, eval_every=0).run(0)
+    assert calls == []
+
+
+def test_eval_every_must_not_be_negative(tiny_policy_path, tmp_path):
+    with pytest.raises(Exception, match="eval_every"):
+        trainer(tiny_policy_path, tmp_path / "d", [], eval_every=-1)

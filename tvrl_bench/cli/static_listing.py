@@ -1,0 +1,269 @@
+"""The component listing read from the source files, without importing them (so without torch).
+
+`tvrl-bench list` must answer at once; importing every component module takes seconds. Every built-in component
+is a module-level class or function decorated with `@register("family", "name")`, whose constructor's defaults
+are literals, so the listing (description = first docstring line, parameters with defaults) can be read from the
+syntax tree. `scan()` returns None when some component is beyond this reading (a constructor inherited from an
+unknown class, a decorator with computed arguments); the caller then imports the modules instead. The result is
+cached (`$XDG_CACHE_HOME/tvrl-bench/`, else ~/.cache/tvrl-bench/) under a hash of the source files' sizes and
+modification times, so it is read again only after a source file changed.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.util
+import os
+import pickle
+from dataclasses import dataclass
+from pathlib import Path
+
+REQUIRED = "REQUIRED"
+
+
+@dataclass(frozen=True)
+class StaticComponent:
+    family: str
+    name: str
+    description: str
+    parameters: tuple[tuple[str, str], ...]  # (name, rendered default)
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.family}.{self.name}"
+
+
+class _Unreadable(Exception):
+    """A component this module cannot describe from source alone."""
+
+
+def package_files(modules: list[str]) -> list[Path]:
+    """Every .py file of the given packages (or modules), found without importing them."""
+    files: list[Path] = []
+    for module in modules:
+        spec = importlib.util.find_spec(module)
+        if spec is None:
+            raise _Unreadable(module)
+        if spec.submodule_search_locations:
+            for folder in spec.submodule_search_locations:
+                files += sorted(Path(folder).rglob("*.py"))
+        elif spec.origin and spec.origin.endswith(".py"):
+            files.append(Path(spec.origin))
+    return files
+
+
+def _register_call(decorator: ast.expr) -> tuple[str, str] | None:
+    if not isinstance(decorator, ast.Call):
+        return None
+    func = decorator.func
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+    if name != "register":
+        return None
+    values = list(decorator.args) + [k.value for k in decorator.keywords if k.arg in ("family", "name")]
+    if len(values) != 2 or not all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in values):
+        raise _Unreadable(ast.unparse(decorator))
+    return values[0].value, values[1].value
+
+
+_OPERATORS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+              ast.Div: lambda a, b: a / b, ast.FloorDiv: lambda a, b: a // b, ast.Pow: lambda a, b: a ** b}
+
+
+def evaluate(node: ast.expr, constants: dict[str, object]) -> object:
+    """A literal, a module constant, or arithmetic on them; ValueError for anything else."""
+    if isinstance(node, ast.Name) and node.id in constants:
+        return constants[node.id]
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        return _OPERATORS[type(node.op)](evaluate(node.left, constants), evaluate(node.right, constants))
+    if isinstance(node, (ast.Tuple, ast.List)):
+        items = [evaluate(e, constants) for e in node.elts]
+        return tuple(items) if isinstance(node, ast.Tuple) else items
+    return ast.literal_eval(node)
+
+
+def module_constants(tree: ast.Module) -> dict[str, object]:
+    """NAME -> value of the module's top-level `NAME = <literal>` assignments (annotated or not)."""
+    constants: dict[str, object] = {}
+    for node in tree.body:
+        target, value = None, None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            target, value = node.targets[0].id, node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            target, value = node.target.id, node.value
+        if target is not None:
+            try:
+                constants[target] = evaluate(value, constants)
+            except (ValueError, TypeError, SyntaxError, ZeroDivisionError, RecursionError):
+                pass
+    return constants
+
+
+def render_default(node: ast.expr | None, constants: dict[str, object] | None = None) -> str:
+    """A default as `tvrl-bench list` prints it: repr of its value, REQUIRED for none or gin.REQUIRED."""
+    if node is None:
+        return REQUIRED
+    text = ast.unparse(node)
+    if text in ("gin.REQUIRED", "REQUIRED"):
+        return REQUIRED
+    try:
+        return repr(evaluate(node, constants or {}))
+    except (ValueError, TypeError, SyntaxError, ZeroDivisionError, RecursionError):
+        return text
+
+
+def _parameters(fn: ast.FunctionDef, is_method: bool, constants: dict[str, object]) -> tuple[tuple[str, str], ...]:
+    args = fn.args
+    positional = args.posonlyargs + args.args
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    params = list(zip((a.arg for a in positional), defaults))
+    params += list(zip((a.arg for a in args.kwonlyargs), args.kw_defaults))
+    if is_method and params and params[0][0] in ("self", "cls"):
+        params = params[1:]
+    return tuple((name, render_default(default, constants)) for name, default in params)
+
+
+def _first_line(node: ast.AST) -> str:
+    doc = ast.get_docstring(node) or ""
+    return doc.strip().splitlines()[0] if doc.strip() else ""
+
+
+# Bases whose constructor takes nothing a listing shows (inspect sees only *args, **kwargs or no parameter).
+_EMPTY_BASES = {"object", "ABC", "Module"}
+
+
+def _base_names(cls: ast.ClassDef) -> list[str]:
+    return [b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "?" for b in cls.bases]
+
+
+def _describe_class(cls: ast.ClassDef, classes: dict[str, ast.ClassDef], constants: dict[str, object]) -> tuple[str, tuple]:
+    """(description, parameters) of a class: the first docstring and `__init__` up its chain of base classes
+    (bases defined in the scanned files; a constructor inherited from elsewhere is _Unreadable)."""
+    description = ""
+    current: ast.ClassDef | None = cls
+    seen: set[str] = set()
+    while current is not None:
+        description = description or _first_line(current)
+        init = next((n for n in current.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+        if init is not None:
+            return description, _parameters(init, is_method=True, constants=constants)
+        seen.add(current.name)
+        bases = _base_names(current)
+        known = [b for b in bases if b in classes and b not in seen]
+        if not known and any(b not in _EMPTY_BASES for b in bases):
+            raise _Unreadable(cls.name)
+        current = classes[known[0]] if known else None
+    return description, ()
+
+
+def _module_file(module: str) -> Path | None:
+    """The source file of a tvrl_bench module, found without importing it."""
+    root = Path(__file__).resolve().parent.parent.parent
+    base = root.joinpath(*module.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _needed_names(tree: ast.Module) -> set[str]:
+    """Names a registering module uses in its constructors' defaults and as base classes."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            names.update(b.id for b in node.bases if isinstance(b, ast.Name))
+            functions = [n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"]
+        elif isinstance(node, ast.FunctionDef):
+            functions = [node]
+        else:
+            continue
+        for fn in functions:
+            for default in [*fn.args.defaults, *(d for d in fn.args.kw_defaults if d is not None)]:
+                names.update(n.id for n in ast.walk(default) if isinstance(n, ast.Name))
+    return names
+
+
+def _trees(files: list[Path]) -> list[ast.Module]:
+    """Syntax trees of the files that register components, and of the tvrl_bench modules they import a base
+    class or a default's constant from; other files are not parsed (parsing all of them takes most of a second)."""
+    parsed: dict[Path, ast.Module] = {}
+    todo: list[tuple[Path, set[str] | None]] = [(p, None) for p in files if "register(" in p.read_text()]
+    while todo:
+        path, _ = todo.pop()
+        if path in parsed:
+            continue
+        parsed[path] = tree = ast.parse(path.read_text(), filename=str(path))
+        needed = _needed_names(tree)
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("tvrl_bench") and not node.level:
+                if not needed & {alias.asname or alias.name for alias in node.names}:
+                    continue
+                found = _module_file(node.module)
+                if found is not None and found not in parsed:
+                    todo.append((found, None))
+    return list(parsed.values())
+
+
+def _cache_file(files: list[Path]) -> Path:
+    digest = hashlib.sha256()
+    for path in files:
+        stat = path.stat()
+        digest.update(f"{path}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tvrl-bench"
+    return folder / f"components-{digest.hexdigest()[:20]}.pickle"
+
+
+def scan(modules: list[str]) -> list[StaticComponent] | None:
+    """Every registered component of `modules` read from source (cached), or None when one cannot be read so."""
+    try:
+        files = package_files(modules)
+        cache = _cache_file(files)
+    except (_Unreadable, OSError):
+        return None
+    try:
+        found = pickle.loads(cache.read_bytes())
+        if isinstance(found, list) and all(isinstance(c, StaticComponent) for c in found):
+            return found
+    except Exception:  # no cache yet, or an unreadable one: read the sources
+        pass
+    found = _scan(files)
+    if found is not None:
+        try:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            for old in cache.parent.glob("components-*.pickle"):
+                old.unlink(missing_ok=True)
+            tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_bytes(pickle.dumps(found))
+            os.replace(tmp, cache)
+        except OSError:  # a read-only home: no cache, still correct
+            pass
+    return found
+
+
+def _scan(files: list[Path]) -> list[StaticComponent] | None:
+    try:
+        trees = _trees(files)
+        classes = {n.name: n for tree in trees for n in tree.body if isinstance(n, ast.ClassDef)}
+        shared: dict[str, object] = {}  # constants imported from another module resolve by name
+        per_module = [module_constants(tree) for tree in trees]
+        for constants in per_module:
+            for name, value in constants.items():
+                shared.setdefault(name, value)
+        found = []
+        for tree, own in zip(trees, per_module):
+            constants = {**shared, **own}
+            for node in tree.body:
+                if not isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+                    continue
+                for decorator in node.decorator_list:
+                    registered = _register_call(decorator)
+                    if registered is None:
+                        continue
+                    if isinstance(node, ast.ClassDef):
+                        description, params = _describe_class(node, classes, constants)
+                    else:
+                        description, params = _first_line(node), _parameters(node, False, constants)
+                    found.append(StaticComponent(registered[0], registered[1], description, params))
+        return found
+    except (_Unreadable, OSError, SyntaxError):
+        return None

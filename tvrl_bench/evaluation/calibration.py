@@ -1,0 +1,53 @@
+"""Critic calibration against an exact evaluator: where the policy is, does the critic's "Yes" mean yes?
+
+A critic gives RL a useful slope only where its scores move with what the evaluator measures. On rollouts of the
+policy being trained, we count for each kind of check how often the critic's verdict (p(Yes) > 0.5, i.e. a
+log-probability score above log 0.5) agrees with the evaluator's, and how often the score sits at the critic's
+floor (where it has no slope).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class KindAgreement:
+    """One check kind: pairs counted, the agreement rate, the rate of critic-yes and evaluator-yes, the floor rate."""
+
+    kind: str
+    pairs: int
+    agreement: float
+    critic_yes: float
+    evaluator_yes: float
+    at_floor: float
+
+
+def agreement_by_kind(
+    log_probs: list[float], passed: list[bool], kinds: list[str], floor: float | None = None, tolerance: float = 1e-3
+) -> dict[str, KindAgreement]:
+    """Per kind: how often log p(Yes) > log 0.5 equals the evaluator's verdict `passed` (one entry per pair).
+
+    log_probs[P], passed[P], kinds[P] describe P (video, check) pairs; floor: the critic's lowest score, or None.
+    """
+    if not len(log_probs) == len(passed) == len(kinds):
+        raise ValueError(f"need one score, verdict and kind per pair; got {len(log_probs)}, {len(passed)}, {len(kinds)}")
+    groups: dict[str, list[tuple[float, bool]]] = defaultdict(list)
+    for score, ok, kind in zip(log_probs, passed, kinds):
+        groups[kind].append((float(score), bool(ok)))
+    out = {}
+    for kind, pairs in groups.items():
+        says_yes = [score > math.log(0.5) for score, _ in pairs]
+        truth = [ok for _, ok in pairs]
+        n = len(pairs)
+        out[kind] = KindAgreement(
+            kind=kind,
+            pairs=n,
+            agreement=sum(a == b for a, b in zip(says_yes, truth)) / n,
+            critic_yes=sum(says_yes) / n,
+            evaluator_yes=sum(truth) / n,
+            at_floor=0.0 if floor is None else sum(score <= floor + tolerance for score, _ in pairs) / n,
+        )
+    return dict(sorted(out.items()))

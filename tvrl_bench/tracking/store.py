@@ -1,0 +1,177 @@
+"""The tracking store every command talks to: one URI rule, a fast check before use, and errors that name it.
+
+URI rule (every console script): `--tracking-uri`, else `$MLFLOW_TRACKING_URI`, else `sqlite:///mlflow.db`.
+
+`check_store(uri)` takes a few seconds at most and raises TrackingError, naming the URI and the fix, when
+- an SQLite file is not a database, or it (or its folder) cannot be written;
+- an `http(s)://` server does not answer (three tries over about two seconds).
+MLflow's own waits are bounded too (`bound_retries`): left alone, an unreachable server is retried for minutes
+and an unwritable SQLite file for two. `tracking_errors(uri)` turns an MLflow, SQLAlchemy or HTTP failure in
+the middle of a command into a TrackingError with the URI.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Iterator
+
+DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
+URI_ENV = "MLFLOW_TRACKING_URI"
+SQLITE_PREFIX = "sqlite:///"
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+# Bounded MLflow HTTP retries (MLflow's defaults wait about four minutes for an unreachable server); a value
+# the user set in the environment wins.
+HTTP_LIMITS = {
+    "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_JITTER": "0.2",
+    "MLFLOW_HTTP_REQUEST_TIMEOUT": "30",
+}
+
+
+class TrackingError(RuntimeError):
+    """The tracking store cannot be used; the message names the URI and the fix."""
+
+
+def resolve_uri(uri: str | None) -> str:
+    """`uri` if given, else $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db."""
+    return uri or os.environ.get(URI_ENV) or DEFAULT_TRACKING_URI
+
+
+def sqlite_path(uri: str) -> Path | None:
+    """The database file of a `sqlite:///` URI (None for other URIs and in-memory databases)."""
+    if not uri.startswith(SQLITE_PREFIX):
+        return None
+    path = uri[len(SQLITE_PREFIX):].split("?", 1)[0]
+    return Path(path) if path and path != ":memory:" else None
+
+
+def bound_retries() -> None:
+    """Cap MLflow's HTTP retries and timeout for this process and the trial processes it starts."""
+    for name, value in HTTP_LIMITS.items():
+        os.environ.setdefault(name, value)
+
+
+def check_store(uri: str, write: bool = True) -> None:
+    """Fail fast (TrackingError) when the store at `uri` cannot be used; see the module docstring."""
+    bound_retries()
+    path = sqlite_path(uri)
+    if path is not None:
+        _check_sqlite(uri, path, write)
+    elif uri.startswith(("http://", "https://")):
+        _check_server(uri)
+
+
+def _check_sqlite(uri: str, path: Path, write: bool) -> None:
+    fix = "pass another --tracking-uri (or set $MLFLOW_TRACKING_URI)"
+    if path.is_dir():
+        raise TrackingError(f"tracking URI {uri}: {path} is a folder, not an SQLite file; name a file in it, {fix}")
+    if path.exists():
+        with open(path, "rb") as f:
+            head = f.read(len(SQLITE_MAGIC))
+        if head and head != SQLITE_MAGIC:
+            raise TrackingError(
+                f"tracking URI {uri}: {path} is not an SQLite database (it holds something else); "
+                f"move it away or {fix}"
+            )
+        if write:
+            _check_writable_database(uri, path, fix)
+        return
+    if not write:
+        return
+    folder = _existing_ancestor(path.parent)
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".tvrl-write-check-"):
+            pass
+    except OSError as exc:
+        raise TrackingError(
+            f"tracking URI {uri}: cannot create the database in {folder} ({exc.strerror or exc}); "
+            f"make the folder writable or {fix}"
+        ) from None
+
+
+def _existing_ancestor(folder: Path) -> Path:
+    folder = folder if str(folder) else Path(".")
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        return folder.parent
+    return folder
+
+
+def _check_writable_database(uri: str, path: Path, fix: str) -> None:
+    try:
+        connection = sqlite3.connect(f"file:{path.resolve()}?mode=rw", uri=True, timeout=5)
+        try:
+            connection.execute("PRAGMA schema_version").fetchone()
+            connection.execute("BEGIN IMMEDIATE")
+            connection.execute("ROLLBACK")
+        finally:
+            connection.close()
+    except sqlite3.DatabaseError as exc:
+        reason = str(exc)
+        if "locked" in reason or "busy" in reason:
+            return  # another process is writing right now: the store works
+        if "not a database" in reason or "malformed" in reason:
+            raise TrackingError(f"tracking URI {uri}: {path} is not a usable SQLite database ({reason}); {fix}") from None
+        raise TrackingError(
+            f"tracking URI {uri}: cannot write {path} ({reason}); make the file and its folder writable or {fix}"
+        ) from None
+
+
+def _check_server(uri: str, tries: int = 3) -> None:
+    url = uri.rstrip("/") + "/health"
+    reason = ""
+    for attempt in range(tries):
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except urllib.error.HTTPError:
+            return  # it answered: a server is there (its own API calls will tell the rest)
+        except (urllib.error.URLError, OSError) as exc:
+            reason = str(getattr(exc, "reason", exc))
+        if attempt + 1 < tries:
+            time.sleep(0.5 * (attempt + 1))
+    raise TrackingError(
+        f"cannot reach the MLflow tracking server at {uri} ({reason}); start it (`mlflow server --host HOST "
+        "--port PORT --backend-store-uri sqlite:///mlflow.db`) or pass another --tracking-uri"
+    )
+
+
+def describe_failure(uri: str, exc: BaseException) -> str:
+    """One line for a failure of the store at `uri`: its first line, the URI and the fix."""
+    text = str(exc).strip().splitlines()
+    reason = text[0] if text else type(exc).__name__
+    if len(reason) > 300:
+        reason = reason[:300] + "..."
+    return (
+        f"the MLflow tracking store at {uri} failed: {reason}; check that it is reachable and writable "
+        "(`mlflow server` running, or the SQLite file and its folder writable), or pass another --tracking-uri"
+    )
+
+
+def is_tracking_failure(exc: BaseException) -> bool:
+    """True for errors raised by MLflow, SQLAlchemy, sqlite3 or the HTTP stack (not tvrl-bench's own)."""
+    module = type(exc).__module__ or ""
+    return module.split(".")[0] in {"mlflow", "sqlalchemy", "sqlite3", "requests", "urllib3"}
+
+
+@contextlib.contextmanager
+def tracking_errors(uri: str) -> Iterator[None]:
+    """Turn a store failure in the block into a TrackingError naming `uri`."""
+    try:
+        yield
+    except TrackingError:
+        raise
+    except Exception as exc:
+        if is_tracking_failure(exc):
+            raise TrackingError(describe_failure(uri, exc)) from exc
+        raise

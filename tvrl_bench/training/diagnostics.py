@@ -1,0 +1,53 @@
+"""Per-step diagnostics of the learning signal: is there reward spread to learn from, and where does it come from.
+
+- `train/group_reward_std`: the mean over groups of the within-group reward std (what advantages are made of);
+- `train/zero_std_groups`: the fraction of groups whose rollouts all got the same reward (advantage 0: no signal);
+- `train/floor_fraction`: the fraction of check scores at the critic's floor (no slope there), for critics that
+  declare one (`Reward.floor_score`);
+- `train/reward/<kind>`: the mean score of each kind of toy check (object, colour, shape, motion, background,
+  count), so a run that buys one kind and loses another shows it. Checks that are not toy-world checks (free text
+  for the real critics) are left out.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import torch
+
+from tvrl_bench.world.checks import parse_check
+
+
+def group_spread(rewards: torch.Tensor, group_ids: torch.Tensor, tolerance: float = 1e-6) -> dict[str, float]:
+    """{'train/group_reward_std', 'train/zero_std_groups'} for rewards[B] and their group ids[B]."""
+    stds = []
+    for g in torch.unique(group_ids):
+        stds.append(rewards[group_ids == g].to(torch.float64).std(unbiased=False))
+    std = torch.stack(stds)
+    return {"train/group_reward_std": float(std.mean()), "train/zero_std_groups": float((std <= tolerance).double().mean())}
+
+
+def floor_fraction(scores: torch.Tensor, mask: torch.Tensor, floor: float, tolerance: float = 1e-3) -> float:
+    """The fraction of the masked scores[B, K] within `tolerance` of the critic's floor score."""
+    at_floor = (scores <= floor + tolerance) & mask
+    return float(at_floor.sum()) / max(int(mask.sum()), 1)
+
+
+@lru_cache(maxsize=4096)
+def check_kind(question: str) -> str | None:
+    """The toy check kind of a question, or None for a question that is not a toy-world check."""
+    try:
+        return parse_check(question).kind
+    except ValueError:
+        return None
+
+
+def reward_per_kind(scores: torch.Tensor, checks: list[list[str]]) -> dict[str, float]:
+    """{'train/reward/<kind>': mean score} over the checks[B][k] (scores[B, K]) that are toy-world checks."""
+    sums: dict[str, list[float]] = {}
+    for i, row in enumerate(checks):
+        for k, question in enumerate(row):
+            kind = check_kind(question)
+            if kind is not None:
+                sums.setdefault(kind, []).append(float(scores[i, k]))
+    return {f"train/reward/{kind}": sum(v) / len(v) for kind, v in sorted(sums.items())}
