@@ -16,6 +16,7 @@ from tvrl_bench.world.datasets import toy_prompt_set
 from tvrl_bench.world.difficulty import DEFAULT, HARD, difficulty
 from tvrl_bench.world.evaluator import ToyEvaluator
 from tvrl_bench.world.grammar import parse_prompt, prompt_of
+from tvrl_bench.world.palette import ALL_COLOURS
 from tvrl_bench.world.render import render_batch, sprite_masks
 from tvrl_bench.world.scene import SceneDescription, SpriteDescription, ground_truth_scene, sample_scenes
 
@@ -269,19 +270,13 @@ def test_fill_evidence_of_rendered_sprites_against_their_masks():
         scene = ground_truth_scene(SceneDescription("black", (SpriteDescription("red", shape, "static"),)), 3, DEFAULT)
         video = render_batch([scene])
         size = scene.sprites[0].size
-        masks = oracle.colour_masks(video, torch.tensor([_row("red")]))
+        masks = oracle.colour_masks(video, torch.tensor([ALL_COLOURS.index("red")]))
         evidence = oracle.shape_evidence(masks)
         i = oracle.shapes.index(shape)
         expected_fill = float(shape_mask(shape, size).float().mean())
         assert evidence.fill[0, :, i].tolist() == pytest.approx([expected_fill] * video.shape[1], abs=1e-3)
         assert float(evidence.ring[0, :, i].max()) < 1e-3 and float(evidence.reach[0, :, i].min()) > 0.99
         assert float(evidence.mass[0, 0, i]) == pytest.approx(float(shape_mask(shape, size).sum()), abs=1e-2)
-
-
-def _row(colour: str) -> int:
-    from tvrl_bench.world.palette import ALL_COLOURS
-
-    return ALL_COLOURS.index(colour)
 
 
 def test_prob_score_is_the_probability_of_the_log_prob_score():

@@ -70,14 +70,14 @@ class Hooks:
 class StepBatch:
     """What one step collects before any update: B = this process's rollouts.
 
-    prompts[B], checks[B], groups[B] (global group ids), cond (the policy's encoding), rollout, video[B, F, 3, H, W],
-    scored (scores[B, K], mask, grads), all_rewards[B_all] (every process), advantages[B] (this process's, as the
-    loss uses them), all_advantages[B_all], weight_maps[B, T', H', W'] (credit, mean 1 per rollout).
+    prompts[B], checks[B], cond (the policy's encoding), rollout, video[B, F, 3, H, W], scored (scores[B, K], mask,
+    grads), all_rewards[B_all] and all_groups[B_all] (every process; rollouts of a prompt share a group id),
+    all_advantages[B_all], advantages[B] (this process's, as the loss uses them), weight_maps[B, T', H', W']
+    (credit, mean 1 per rollout).
     """
 
     prompts: list[str]
     checks: list[list[str]]
-    groups: torch.Tensor
     cond: Any
     rollout: Rollout
     video: torch.Tensor
@@ -203,7 +203,7 @@ class Trainer:
             if maps.shape[1] == scored.mask.shape[1]:
                 maps = maps * scored.mask.to(maps)[..., None, None, None]
             train_weights = maps.reshape(len(prompts), maps.shape[1], -1)
-        return StepBatch(prompts, checks, groups, cond, rollout, video, scored, all_rewards, all_groups,
+        return StepBatch(prompts, checks, cond, rollout, video, scored, all_rewards, all_groups,
                          all_advantages, all_advantages[mine].to(device), weight_maps, train_weights)
 
     def policy_gradient(self, batch: StepBatch, minibatch: int) -> dict[str, float]:
