@@ -18,16 +18,11 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
-import tempfile
 
-import gin
 import torch
 
-from tvrl_bench.config import load_config
-from tvrl_bench.training.checkpoint import CheckpointDir
-from tvrl_bench.training.distributed import Processes
+from profile_trainer import add_profile_arguments, profile_trainer
 from tvrl_bench.training.loop import Trainer
-from tvrl_bench.training.settings import TrialSettings
 
 
 def batch_gradients(trainer: Trainer, batches: int) -> list[torch.Tensor]:
@@ -38,9 +33,26 @@ def batch_gradients(trainer: Trainer, batches: int) -> list[torch.Tensor]:
         trainer.optimizer.zero_grad(set_to_none=True)
         for m in range(trainer.s.minibatches):
             trainer.policy_gradient(batch, m)
-        grads.append(torch.cat([p.grad.reshape(-1) for p in trainer.parameters if p.grad is not None]).clone())
+        # a parameter the loss does not reach has no gradient: zeros keep every module's slice in place
+        grads.append(torch.cat([p.grad.reshape(-1) if p.grad is not None else p.new_zeros(p.numel()) for p in trainer.parameters]))
         print(f"batch {step + 1}/{batches}: grad norm {float(grads[-1].norm()):.4g}", flush=True)
     return grads
+
+
+def module_slices(trainer: Trainer) -> dict[str, slice]:
+    """Where each module's trainable parameters sit in the flattened gradient, by the first two parts of their
+    names (e.g. 'transformer_blocks.0'); empty when the policy does not name its trainable parameters."""
+    named = getattr(trainer.policy, "named_trainable_parameters", None)
+    if named is None:
+        return {}
+    slices: dict[str, list[int]] = {}
+    offset = 0
+    for name, p in named():
+        key = ".".join(name.split(".")[:2])
+        start, _ = slices.get(key, [offset, offset])
+        slices[key] = [start, offset + p.numel()]
+        offset += p.numel()
+    return {key: slice(a, b) for key, (a, b) in slices.items()}
 
 
 def pairwise_cosines(grads: list[torch.Tensor]) -> torch.Tensor:
@@ -50,20 +62,23 @@ def pairwise_cosines(grads: list[torch.Tensor]) -> torch.Tensor:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("files", nargs="*", help="gin files after components/profiles/toy.gin (presets to swap in)")
-    parser.add_argument("--profile", default="components/profiles/toy.gin", help="the profile measured (default: the toy profile)")
     parser.add_argument("--batches", type=int, default=6, help="independent batches (>= 2); the pairs are their combinations")
-    parser.add_argument("--gin_bindings", nargs="*", default=[], help="extra gin bindings, e.g. 'training.trial.prompts_per_step = 2'")
+    parser.add_argument("--by_module", action="store_true", help="also print the cosine and gradient share of each module")
+    add_profile_arguments(parser)
     args = parser.parse_args()
     if args.batches < 2:
         parser.error("--batches must be at least 2 (a cosine needs a pair)")
-    torch.set_num_threads(1)
-    load_config([args.profile, *args.files], args.gin_bindings)
-    settings = TrialSettings()
-    gin.clear_config()
-    with tempfile.TemporaryDirectory() as folder:
-        trainer = Trainer(settings, Processes(cpu=True), CheckpointDir(folder), None, progress=False)
-        cosines = pairwise_cosines(batch_gradients(trainer, args.batches))
+    with profile_trainer(args) as trainer:
+        settings = trainer.s
+        grads = batch_gradients(trainer, args.batches)
+        cosines = pairwise_cosines(grads)
+        if args.by_module:
+            total = sum(float(g.square().sum()) for g in grads)
+            for key, part in module_slices(trainer).items():
+                c = pairwise_cosines([g[part] for g in grads])
+                share = sum(float(g[part].square().sum()) for g in grads) / total
+                print(f"module {key}: cosine {float(c.mean()):+.3f} +- {float(c.std()) / math.sqrt(args.batches):.3f}, "
+                      f"gradient share {share:.3f}")
     mean = float(cosines.mean())
     # pairs share batches, so this standard error (over batches, not pairs) is the honest one
     se = float(cosines.std()) / math.sqrt(args.batches)

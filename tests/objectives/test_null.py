@@ -41,3 +41,25 @@ def test_preset_builds_it_and_its_runs_are_method_null():
     assert method_of("window3", object(), steps=10, objective=objective) == "null"
     assert method_of("window3", object(), steps=0, objective=objective) == "base"
     assert method_of("uniform", object(), steps=10, objective=CreditWeightedGRPO()) == "GRPO"
+
+
+def test_within_groups_permutes_only_inside_each_group_and_keeps_group_sums():
+    advantages = torch.tensor([1.5, -0.5, -1.0, 0.0, 2.0, -2.0, 0.25, -0.25])
+    groups = torch.tensor([0, 0, 0, 0, 1, 1, 1, 1])
+    out = NullControl(within_groups=True).step_advantages(advantages, torch.Generator().manual_seed(3), groups)
+    # independently: the generator's permutation of each group's members, in group order
+    g = torch.Generator().manual_seed(3)
+    expected = advantages.clone()
+    for members in (torch.arange(0, 4), torch.arange(4, 8)):
+        expected[members] = advantages[members[torch.randperm(4, generator=g)]]
+    assert torch.equal(out, expected)
+    for members in (slice(0, 4), slice(4, 8)):
+        assert torch.equal(out[members].sort().values, advantages[members].sort().values)
+    assert not torch.equal(out, advantages)
+
+
+def test_within_groups_without_group_ids_says_what_is_missing():
+    import pytest
+
+    with pytest.raises(ValueError, match="within_groups"):
+        NullControl(within_groups=True).step_advantages(torch.zeros(4), torch.Generator())

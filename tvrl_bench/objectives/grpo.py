@@ -35,8 +35,9 @@ class Objective:
     def policy_loss(self, logp_new, logp_old, advantages, weights):
         raise NotImplementedError
 
-    def step_advantages(self, advantages: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-        """The advantages[B] of all the step's rollouts (every process) as the loss will use them: unchanged."""
+    def step_advantages(self, advantages: torch.Tensor, generator: torch.Generator, groups: torch.Tensor | None = None) -> torch.Tensor:
+        """The advantages[B] of all the step's rollouts (every process) as the loss will use them: unchanged.
+        groups[B]: the rollouts' group ids (rollouts of one prompt share one)."""
         return advantages
 
     def check_advantages(self, scores: torch.Tensor, groups: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -102,5 +103,20 @@ class NullControl(CreditWeightedGRPO):
     information about which rollout was better, so any gain over the base it shows is what noise and drift buy.
     """
 
-    def step_advantages(self, advantages: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-        return advantages[torch.randperm(len(advantages), generator=generator)]
+    def __init__(self, clip_range: float = 1e-4, kl_beta: float = 0.0, within_groups: bool = False):
+        """within_groups: permute only among the rollouts of one prompt, which keeps each group's advantages
+        summing to zero as the real ones do (a permutation across the step does not: it also pushes each prompt's
+        conditional mean in a random direction, so its updates are noisier than the methods' own)."""
+        super().__init__(clip_range, kl_beta)
+        self.within_groups = within_groups
+
+    def step_advantages(self, advantages: torch.Tensor, generator: torch.Generator, groups: torch.Tensor | None = None) -> torch.Tensor:
+        if not self.within_groups:
+            return advantages[torch.randperm(len(advantages), generator=generator)]
+        if groups is None:
+            raise ValueError("objectives.null.within_groups = True needs the rollouts' group ids")
+        order = torch.arange(len(advantages))
+        for group in torch.unique(groups):
+            members = (groups == group).nonzero().flatten()
+            order[members] = members[torch.randperm(len(members), generator=generator)]
+        return advantages[order]

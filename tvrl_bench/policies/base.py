@@ -38,9 +38,13 @@ class Policy(nn.Module, ABC):
     def decode(self, x0: torch.Tensor) -> torch.Tensor:
         """Videos [B, F, 3, H, W] in [0, 1] from clean latents x0[B, C, T, H, W]."""
 
+    def named_trainable_parameters(self) -> list[tuple[str, nn.Parameter]]:
+        """(name, parameter) of every parameter the optimizer updates (LoRA adapters for large policies)."""
+        return [(n, p) for n, p in self.named_parameters() if p.requires_grad]
+
     def trainable_parameters(self) -> list[nn.Parameter]:
-        """The parameters the optimizer updates (LoRA adapters for large policies)."""
-        return [p for p in self.parameters() if p.requires_grad]
+        """The parameters the optimizer updates, in the order of `named_trainable_parameters`."""
+        return [p for _, p in self.named_trainable_parameters()]
 
     def keep_reference(self) -> None:
         """Take the trainable parameters as they are now as the KL reference. The trainer calls this before it

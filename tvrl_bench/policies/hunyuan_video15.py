@@ -286,11 +286,12 @@ class HunyuanVideo15Policy(Policy):
             self.width // self.spatial_compression,
         )
 
-    def trainable_parameters(self) -> list[nn.Parameter]:
+    def named_trainable_parameters(self) -> list[tuple[str, nn.Parameter]]:
         """The LoRA adapter weights (everything else is frozen), or every transformer weight with lora_rank 0."""
+        named = list(self.transformer.named_parameters())
         if self.full_finetune:
-            return list(self.transformer.parameters())
-        return [p for n, p in self.transformer.named_parameters() if "lora_" in n]
+            return named
+        return [(n, p) for n, p in named if "lora_" in n]
 
     def keep_reference(self) -> None:
         """With LoRA the reference is the base model (adapters off), so nothing is copied."""

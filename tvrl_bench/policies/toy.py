@@ -66,9 +66,12 @@ class ToyPolicy(Policy):
         width: int = 16,
         sigma_min: float = 0.02,
         fast: bool = True,
+        train: tuple[str, ...] = (),
     ):
         """fast: run the transformer through `lean_forward` (same weights and result to float rounding) instead
-        of diffusers' forward; False gives diffusers' own forward, the reference for the equivalence tests."""
+        of diffusers' forward; False gives diffusers' own forward, the reference for the equivalence tests.
+        train: name prefixes of the transformer parameters the optimizer updates (e.g. 'transformer_blocks',
+        'norm_out'); empty trains every parameter that the toy policy uses."""
         super().__init__()
         from diffusers import HunyuanVideo15Transformer3DModel
 
@@ -89,6 +92,18 @@ class ToyPolicy(Policy):
         self.frames, self.height, self.width = frames, height, width
         self.sigma_min = sigma_min
         self.fast = fast
+        self.train_prefixes = tuple(train)
+        known = {name for name, _ in self.transformer.named_parameters()}
+        for prefix in self.train_prefixes:
+            if not any(name.startswith(prefix) for name in known):
+                raise ValueError(
+                    f"policies.toy.train: no transformer parameter starts with {prefix!r}; "
+                    f"top-level modules are {sorted({n.split('.')[0] for n in known})}"
+                )
+        if self.train_prefixes:  # frozen parameters need no weight gradients in the backward pass
+            for name, p in self.transformer.named_parameters():
+                if not name.startswith(self.train_prefixes):
+                    p.requires_grad_(False)
         self._rope_tables: dict[tuple, tuple[torch.Tensor, torch.Tensor]] = {}
         config = self.transformer.config
         patch = (config.patch_size_t, config.patch_size, config.patch_size)
@@ -173,8 +188,13 @@ class ToyPolicy(Policy):
         """video[B, F, 3, H, W] in [0, 1] from x0[B, 3, F, H, W] in [-1, 1]."""
         return ((x0.to(torch.float32) + 1) / 2).clamp(0, 1).permute(0, 2, 1, 3, 4)
 
-    def trainable_parameters(self) -> list[torch.nn.Parameter]:
-        return [p for p in self.transformer.parameters() if p.requires_grad]
+    def named_trainable_parameters(self) -> list[tuple[str, torch.nn.Parameter]]:
+        """The transformer's parameters under `train`'s prefixes (all it uses when `train` is empty)."""
+        return [
+            (name, p)
+            for name, p in self.transformer.named_parameters()
+            if p.requires_grad and (not self.train_prefixes or name.startswith(self.train_prefixes))
+        ]
 
 
 def _pad_cat(a: torch.Tensor, a_mask: torch.Tensor, b: torch.Tensor, b_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

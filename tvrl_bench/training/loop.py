@@ -34,6 +34,7 @@ from tvrl_bench.training.rollout import Rollout
 from tvrl_bench.training.scoring import Scores, score_videos
 from tvrl_bench.training.seeding import generator
 from tvrl_bench.training.settings import TrialSettings
+from tvrl_bench.training.anchor import accumulate_anchor_gradient
 from tvrl_bench.training.update import accumulate_policy_gradient
 
 
@@ -88,6 +89,7 @@ class StepBatch:
     advantages: torch.Tensor
     weight_maps: torch.Tensor
     train_weights: torch.Tensor | None = None  # [B, K, N] per-check maps (zero for missing checks) when asked
+    step: int = 0
 
 
 class Trainer:
@@ -189,7 +191,7 @@ class Trainer:
             raise TrialFailed(f"step {step}: the critic returned a non-finite reward ({all_rewards.tolist()})")
         all_groups = self.processes.gather(groups.to(device)).cpu()
         all_advantages = group_advantages(all_rewards.cpu(), all_groups, s.advantage_std, s.advantage_eps, s.advantage_clip)
-        all_advantages = s.objective.step_advantages(all_advantages, generator(s.seed, "advantages", step))
+        all_advantages = s.objective.step_advantages(all_advantages, generator(s.seed, "advantages", step), all_groups)
         mine = slice(self.processes.rank * len(prompts), (self.processes.rank + 1) * len(prompts))
         if s.objective.per_check_advantages:  # one advantage per (rollout, check) [B, K]
             all_advantages = s.objective.check_advantages(
@@ -204,19 +206,25 @@ class Trainer:
                 maps = maps * scored.mask.to(maps)[..., None, None, None]
             train_weights = maps.reshape(len(prompts), maps.shape[1], -1)
         return StepBatch(prompts, checks, cond, rollout, video, scored, all_rewards, all_groups,
-                         all_advantages, all_advantages[mine].to(device), weight_maps, train_weights)
+                         all_advantages, all_advantages[mine].to(device), weight_maps, train_weights, step)
 
     def policy_gradient(self, batch: StepBatch, minibatch: int) -> dict[str, float]:
         """Accumulate the objective's gradient over one minibatch of the batch's rollouts (no optimizer step)."""
         s, device = self.s, self.processes.device
         rows_per = len(batch.prompts) // s.minibatches
         rows = torch.arange(minibatch * rows_per, (minibatch + 1) * rows_per, device=device)
-        return accumulate_policy_gradient(
+        stats = accumulate_policy_gradient(
             self.policy, s.sampler, s.objective, batch.rollout, batch.cond, rows, batch.advantages,
             batch.weight_maps.reshape(len(batch.prompts), -1) if batch.train_weights is None else batch.train_weights,
             self.micro_batch,
             check_ratio_tolerance=s.ratio_tolerance if minibatch == 0 else None, balance=self.balance,
         )
+        if s.anchor_weight > 0:
+            stats["anchor"] = accumulate_anchor_gradient(
+                self.policy, batch.rollout, batch.cond, rows, s.anchor_weight, self.micro_batch,
+                generator(s.seed, "anchor", batch.step, minibatch, self.processes.rank),
+            )
+        return stats
 
     def step(self, step: int) -> StepOutput:
         s, device = self.s, self.processes.device
@@ -257,7 +265,7 @@ class Trainer:
             metrics["train/floor_fraction"] = diagnostics.floor_fraction(batch.scored.scores, batch.scored.mask, s.reward.floor_score)
         if "kl" in totals:
             metrics["train/kl"] = totals["kl"]
-        for name in ("kl_coef", "kl_moving", "kl_stepwise"):
+        for name in ("kl_coef", "kl_moving", "kl_stepwise", "anchor"):
             if name in totals:
                 metrics[f"train/{name}"] = totals[name]
         return StepOutput(metrics, batch.video[0].cpu(), batch.weight_maps[0].cpu(), batch.prompts[0])

@@ -25,6 +25,9 @@ class TrialSettings:
     eval_subset eval prompts (None: all eval_prompts) with the same fixed noise, logging eval/* curves and
     eval/critic_reward (the critic's own score of the same videos, so reward hacking shows);
     sample_videos: videos logged to MLflow at the start and the end.
+    anchor_weight: weight of the velocity anchor (training/anchor.py): the mean squared difference between the
+    policy's and the pretrained policy's velocity at one untrained step per micro-batch (0: off), which keeps
+    the steps RL does not train from drifting.
     num_gpus: GPUs the trial asks of a sweep executor (more than 1: launched with accelerate over that many).
     optimizer: @training.optimizer() to choose the optimizer (None: AdamW with learning_rate, betas, weight_decay).
     """
@@ -53,6 +56,7 @@ class TrialSettings:
         advantage_eps: float = 1e-4,
         advantage_clip: float | None = 5.0,
         ratio_tolerance: float = 0.0,
+        anchor_weight: float = 0.0,
         eval_prompts: int = 32,
         eval_every: int = 0,
         eval_subset: int | None = None,
@@ -72,6 +76,7 @@ class TrialSettings:
         self.max_grad_norm = max_grad_norm
         self.advantage_std, self.advantage_eps, self.advantage_clip = advantage_std, advantage_eps, advantage_clip
         self.ratio_tolerance = ratio_tolerance
+        self.anchor_weight = anchor_weight
         self.eval_prompts, self.sample_videos = eval_prompts, sample_videos
         self.eval_every, self.eval_subset = eval_every, eval_subset
         self.checkpoint_every, self.log_media_every = checkpoint_every, log_media_every
@@ -92,6 +97,7 @@ class TrialSettings:
             "checkpoint_every": self.checkpoint_every >= 1,
             "log_media_every": self.log_media_every >= 1,
             "ratio_tolerance": self.ratio_tolerance >= 0,
+            "anchor_weight": self.anchor_weight >= 0,
             "eval_every": self.eval_every >= 0,
             "eval_subset": self.eval_subset is None or self.eval_subset >= 1,
         }
