@@ -88,8 +88,17 @@ def test_binding_that_nothing_uses_is_an_error_after_the_run_builds(tmp_path):
 def test_presets_swapped_out_by_a_later_file_are_not_unused(tmp_path):
     path = write(tmp_path / "trial.gin", "include 'components/samplers/sage.gin'\ninclude 'components/samplers/flow.gin'\n")
     loaded = load_config([path])
+    sampler = gin.query_parameter("SAMPLER/macro.value").scoped_configurable_fn()
+    assert type(sampler).__name__ == "FlowSampler"  # the later include won
+    # sage's own bindings came from an included preset, so they are allowed; the same file with a stray top-level
+    # binding for the swapped-out sampler is not (the contrast shows check_unused is looking at this config)
+    assert check_unused(loaded) is None
+    gin.clear_config()
+    stray = write(tmp_path / "stray.gin", open(path).read() + "samplers.sage.eta = 0.2\n")
+    loaded = load_config([stray])
     gin.query_parameter("SAMPLER/macro.value").scoped_configurable_fn()
-    check_unused(loaded)  # sage's own bindings came from an included preset: allowed
+    with pytest.raises(ConfigError, match="samplers.sage.eta"):
+        check_unused(loaded)
 
 
 def test_config_text_reparses_to_the_same_config(tmp_path):

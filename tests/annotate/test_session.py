@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 
 import pytest
@@ -38,7 +39,7 @@ def test_pairs_come_from_the_study_runs_by_seed_and_prompt(open_session, toy_stu
         for video_id, method in ((pair.video_a, "TVRL"), (pair.video_b, "GRPO")):
             assert toy_study.videos[sha256(session.video(video_id).read_bytes())] == (method, pair.prompt, pair.seed)
     ids = [p.pair_id for p in session.pairs] + [p.video_a for p in session.pairs] + [p.video_b for p in session.pairs]
-    assert len(set(ids)) == 18 and all(len(i) == 24 and int(i, 16) >= 0 for i in ids)
+    assert len(set(ids)) == 18 and all(re.fullmatch(r"[0-9a-f]{24}", i) for i in ids)  # opaque lowercase hex
 
 
 def test_prompts_and_seeds_narrow_the_pairs(open_session, toy_study):

@@ -81,6 +81,7 @@ def test_scores_wrong_prompt_videos_clearly_lower(oracle):
 
 def test_existence_gradients_fall_on_the_named_sprite(oracle):
     scenes = [s for s in sample_scenes(80, 6) if len(s.sprites) == 2][:24]
+    assert len(scenes) >= 12, "the sample must hold two-sprite scenes, or the comparison below is empty"
     masks = sprite_masks(scenes)  # [B, 2, F, H, W]
     clean = render_batch(scenes)
     noisy = (clean + 0.02 * torch.randn(clean.shape, generator=torch.Generator().manual_seed(0))).clamp(0, 1)
@@ -106,6 +107,7 @@ def test_existence_gradients_fall_on_the_named_sprite(oracle):
                 on_other = float((grad[p] * masks[b, 1 - j]).sum())
                 wins += on_named > on_other
                 total += 1
+    assert total == 2 * 3 * 2 * len(scenes)  # two videos each, three kinds, both sprites of every scene
     assert wins == total
 
 

@@ -136,6 +136,14 @@ def test_errors_name_the_problem(eval_set):
         ToyEvaluator(tolerance=0)
 
 
-def test_registered_and_built_from_the_preset():
+def test_registered_and_built_from_the_preset(eval_set):
     gin.parse_config_file(str(PROJECT_ROOT / "components/evaluators/toy.gin"))
-    assert isinstance(gin.query_parameter("%EVALUATOR").scoped_configurable_fn(), ToyEvaluator)
+    evaluator = gin.query_parameter("%EVALUATOR").scoped_configurable_fn()
+    assert isinstance(evaluator, ToyEvaluator)
+    # the preset's values reach the evaluator, and what it builds scores like a directly constructed one
+    assert (evaluator.tolerance, evaluator.min_area) == (0.3, 6)
+    prompts, checks, videos = eval_set
+    direct = ToyEvaluator(tolerance=0.3, min_area=6)
+    mixed = torch.cat([videos[:8], _background_only(prompts[8:16], videos[8:16])])
+    assert evaluator.evaluate(mixed, prompts[:16], checks[:16]) == direct.evaluate(mixed, prompts[:16], checks[:16])
+    assert evaluator.evaluate(videos[:8], prompts[:8], checks[:8])["overall"] == 1.0

@@ -74,7 +74,7 @@ class StepBatch:
     prompts[B], checks[B], cond (the policy's encoding), rollout, video[B, F, 3, H, W], scored (scores[B, K], mask,
     grads), all_rewards[B_all] and all_groups[B_all] (every process; rollouts of a prompt share a group id),
     all_advantages[B_all], advantages[B] (this process's, as the loss uses them), weight_maps[B, T', H', W']
-    (credit, mean 1 per rollout).
+    (credit, mean 1 per rollout), step (the optimizer step it was collected for).
     """
 
     prompts: list[str]
