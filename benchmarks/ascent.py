@@ -23,23 +23,10 @@ import argparse
 
 import torch
 
-from profile_trainer import add_profile_arguments, profile_trainer
+from profile_trainer import add_profile_arguments, batch_gradients, flatten, profile_trainer
 from tvrl_bench.training.loop import Trainer
 
 HELD_OUT_FIRST_STEP = 1000  # held-out batches are the steps from here on: prompts and noise no gradient batch saw
-
-
-def batch_gradients(trainer: Trainer, batches: int) -> list[list[torch.Tensor]]:
-    """Per batch, the policy-loss gradient of every trained parameter (zeros where the loss does not reach it)."""
-    grads = []
-    for step in range(batches):
-        batch = trainer.collect(step)
-        trainer.optimizer.zero_grad(set_to_none=True)
-        for m in range(trainer.s.minibatches):
-            trainer.policy_gradient(batch, m)
-        grads.append([torch.zeros_like(p) if p.grad is None else p.grad.clone() for p in trainer.parameters])
-        print(f"gradient batch {step + 1}/{batches}", flush=True)
-    return grads
 
 
 def held_out_reward(trainer: Trainer, batches: int) -> float:
@@ -62,10 +49,9 @@ def main() -> None:
         grads = batch_gradients(trainer, args.batches)
         half = args.batches // 2
         means = [[torch.stack(g).mean(0) for g in zip(*part)] for part in (grads[:half], grads[half:], grads)]
-        flat = [torch.cat([g.reshape(-1) for g in m]) for m in means]
-        half_cosine = float(torch.nn.functional.cosine_similarity(flat[0], flat[1], dim=0))
+        half_cosine = float(torch.nn.functional.cosine_similarity(flatten(means[0]), flatten(means[1]), dim=0))
         print(f"cosine between the mean gradients of the two halves ({half} and {args.batches - half} batches): {half_cosine:+.4f}")
-        singles = [torch.cat([g.reshape(-1) for g in b]) for b in grads]
+        singles = [flatten(b) for b in grads]
         pair = lambda a, b: float(torch.nn.functional.cosine_similarity(singles[a], singles[b], dim=0))
         within = [pair(a, b) for part in (range(half), range(half, args.batches)) for a in part for b in part if a < b]
         across = [pair(a, b) for a in range(half) for b in range(half, args.batches)]

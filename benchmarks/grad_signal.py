@@ -21,38 +21,20 @@ import math
 
 import torch
 
-from profile_trainer import add_profile_arguments, profile_trainer
+from profile_trainer import add_profile_arguments, batch_gradients, flatten, profile_trainer
 from tvrl_bench.training.loop import Trainer
-
-
-def batch_gradients(trainer: Trainer, batches: int) -> list[torch.Tensor]:
-    """The flattened policy gradient of `batches` independent steps at the trainer's current parameters."""
-    grads = []
-    for step in range(batches):
-        batch = trainer.collect(step)
-        trainer.optimizer.zero_grad(set_to_none=True)
-        for m in range(trainer.s.minibatches):
-            trainer.policy_gradient(batch, m)
-        # a parameter the loss does not reach has no gradient: zeros keep every module's slice in place
-        grads.append(torch.cat([p.grad.reshape(-1) if p.grad is not None else p.new_zeros(p.numel()) for p in trainer.parameters]))
-        print(f"batch {step + 1}/{batches}: grad norm {float(grads[-1].norm()):.4g}", flush=True)
-    return grads
 
 
 def module_slices(trainer: Trainer) -> dict[str, slice]:
     """Where each module's trainable parameters sit in the flattened gradient, by the first two parts of their
-    names (e.g. 'transformer_blocks.0'); empty when the policy does not name its trainable parameters."""
-    named = getattr(trainer.policy, "named_trainable_parameters", None)
-    if named is None:
-        return {}
-    slices: dict[str, list[int]] = {}
+    names (e.g. 'transformer_blocks.0')."""
+    slices: dict[str, slice] = {}
     offset = 0
-    for name, p in named():
+    for name, p in trainer.policy.named_trainable_parameters():
         key = ".".join(name.split(".")[:2])
-        start, _ = slices.get(key, [offset, offset])
-        slices[key] = [start, offset + p.numel()]
+        slices[key] = slice(slices[key].start if key in slices else offset, offset + p.numel())
         offset += p.numel()
-    return {key: slice(a, b) for key, (a, b) in slices.items()}
+    return slices
 
 
 def pairwise_cosines(grads: list[torch.Tensor]) -> torch.Tensor:
@@ -70,7 +52,7 @@ def main() -> None:
         parser.error("--batches must be at least 2 (a cosine needs a pair)")
     with profile_trainer(args) as trainer:
         settings = trainer.s
-        grads = batch_gradients(trainer, args.batches)
+        grads = [flatten(g) for g in batch_gradients(trainer, args.batches)]
         cosines = pairwise_cosines(grads)
         if args.by_module:
             total = sum(float(g.square().sum()) for g in grads)

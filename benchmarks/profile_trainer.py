@@ -1,4 +1,5 @@
-"""What the gradient benchmarks share: the profile arguments and a trainer built from them (no MLflow run)."""
+"""What the gradient benchmarks share: the profile arguments, a trainer built from them (no MLflow run), and the
+policy gradients of independent batches."""
 
 from __future__ import annotations
 
@@ -33,3 +34,22 @@ def profile_trainer(args: argparse.Namespace) -> Iterator[Trainer]:
     gin.clear_config()
     with tempfile.TemporaryDirectory() as folder:
         yield Trainer(settings, Processes(cpu=True), CheckpointDir(folder), None, progress=False)
+
+
+def batch_gradients(trainer: Trainer, batches: int) -> list[list[torch.Tensor]]:
+    """Per batch (training steps 0..batches-1, each with its own prompts and noise), the policy-loss gradient of
+    every trained parameter at the current weights, no optimizer step; zeros where the loss does not reach one."""
+    grads = []
+    for step in range(batches):
+        batch = trainer.collect(step)
+        trainer.optimizer.zero_grad(set_to_none=True)
+        for m in range(trainer.s.minibatches):
+            trainer.policy_gradient(batch, m)
+        grads.append([torch.zeros_like(p) if p.grad is None else p.grad.clone() for p in trainer.parameters])
+        print(f"gradient batch {step + 1}/{batches}: norm {float(flatten(grads[-1]).norm()):.4g}", flush=True)
+    return grads
+
+
+def flatten(gradient: list[torch.Tensor]) -> torch.Tensor:
+    """One vector of a per-parameter gradient, in the order of the trainer's parameters."""
+    return torch.cat([g.reshape(-1) for g in gradient])

@@ -92,17 +92,17 @@ class ToyPolicy(Policy):
         self.frames, self.height, self.width = frames, height, width
         self.sigma_min = sigma_min
         self.fast = fast
-        self.train_prefixes = tuple(train)
+        train = tuple(train)
         known = {name for name, _ in self.transformer.named_parameters()}
-        for prefix in self.train_prefixes:
+        for prefix in train:
             if not any(name.startswith(prefix) for name in known):
                 raise ValueError(
                     f"policies.toy.train: no transformer parameter starts with {prefix!r}; "
                     f"top-level modules are {sorted({n.split('.')[0] for n in known})}"
                 )
-        if self.train_prefixes:  # frozen parameters need no weight gradients in the backward pass
+        if train:  # frozen parameters need no weight gradients in the backward pass
             for name, p in self.transformer.named_parameters():
-                if not name.startswith(self.train_prefixes):
+                if not name.startswith(train):
                     p.requires_grad_(False)
         self._rope_tables: dict[tuple, tuple[torch.Tensor, torch.Tensor]] = {}
         config = self.transformer.config
@@ -189,12 +189,9 @@ class ToyPolicy(Policy):
         return ((x0.to(torch.float32) + 1) / 2).clamp(0, 1).permute(0, 2, 1, 3, 4)
 
     def named_trainable_parameters(self) -> list[tuple[str, torch.nn.Parameter]]:
-        """The transformer's parameters under `train`'s prefixes (all it uses when `train` is empty)."""
-        return [
-            (name, p)
-            for name, p in self.transformer.named_parameters()
-            if p.requires_grad and (not self.train_prefixes or name.startswith(self.train_prefixes))
-        ]
+        """The transformer's parameters that are not frozen: those under `train`'s prefixes (all it uses when
+        `train` is empty), named relative to the transformer."""
+        return [(name, p) for name, p in self.transformer.named_parameters() if p.requires_grad]
 
 
 def _pad_cat(a: torch.Tensor, a_mask: torch.Tensor, b: torch.Tensor, b_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

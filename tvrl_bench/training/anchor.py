@@ -30,15 +30,15 @@ def untrained_steps(rollout: Rollout) -> list[int]:
 
 def accumulate_anchor_gradient(
     policy: Policy, rollout: Rollout, cond: Any, rows: torch.Tensor, weight: float, micro_batch: int,
-    generator: torch.Generator, share: float = 1.0,
+    generator: torch.Generator,
 ) -> float:
     """Backpropagate the anchor over the rollouts `rows` [M]; returns its value (mean over micro-batches).
 
     Each micro-batch draws one untrained step with `generator`; its loss is scaled by the micro-batch's share of
-    `rows` times `share` (the caller's weight of this minibatch), so the gradient is that of the mean.
+    `rows`, so the gradient is that of the mean.
     """
     steps = untrained_steps(rollout)
-    if weight <= 0 or not steps:
+    if not steps:
         return 0.0
     total = 0.0
     for c in chunks(len(rows), micro_batch):
@@ -52,6 +52,6 @@ def accumulate_anchor_gradient(
         v = policy.velocity(x, sigma, cond_c)
         loss = weight * (v - v_ref).square().mean()
         fraction = (c.stop - c.start) / len(rows)
-        (loss * fraction * share).backward()
+        (loss * fraction).backward()
         total += float(loss.detach()) * fraction
     return total
