@@ -19,7 +19,7 @@ import gin
 import torch
 
 from tvrl_bench.config import load_config
-from tvrl_bench.evaluation.calibration import agreement_by_kind
+from tvrl_bench.evaluators.calibration import agreement_by_kind
 from tvrl_bench.training.diagnostics import check_kind
 from tvrl_bench.training.rollout import chunks, sample_rollouts
 from tvrl_bench.training.scoring import score_videos

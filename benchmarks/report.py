@@ -1,6 +1,6 @@
 """Benchmark: regenerate all four paper tables of a study with 1,000 runs (not a test).
 
-Builds (once, then reuses) a SQLite MLflow store with one study of 1,000 finished trial runs in the RESULTS.md layout
+Builds (once, then reuses) a SQLite MLflow store with one study of 1,000 finished trial runs in the docs/report.md layout
 (3 samplers x 4 reward models x 7 credit routers x seeds, plus base-model runs; eval/overall, the five VBench-2.0
 categories, 18 eval/dim/* metrics, 50-step training curves) and 2,000 win-rate judgments, then times
 `regenerate(...)` in this process: tables only (md, tex, csv, html; logged to the parent run), and tables with plots.
@@ -88,7 +88,7 @@ def build_store(root: Path) -> str:
 
 
 def build_judgments(path: Path) -> None:
-    from tvrl_bench.report.winrate import Judgment, JudgmentStore
+    from tvrl_bench.report.judgments import Judgment, JudgmentStore
 
     rng = random.Random(1)
     judgments = []

@@ -109,7 +109,7 @@ def credit_times(repeats: int, policy_path: str | None) -> tuple[list[float], li
     group = t.s.group_size
     prompts = [it.prompt for it in items for _ in range(group)]
     checks = [list(it.checks[:4]) for it in items for _ in range(group)]
-    videos = t.generate_eval(1).expand(len(prompts), -1, -1, -1, -1).contiguous()
+    videos = t.evaluation.generate(1).expand(len(prompts), -1, -1, -1, -1).contiguous()
     videos = (videos + 0.05 * torch.randn(videos.shape, generator=torch.Generator().manual_seed(0))).clamp(0, 1)
     batched, looped = [], []
     for _ in range(repeats + 1):

@@ -15,8 +15,8 @@ import time
 import torch
 
 from tvrl_bench.rewards.toy_oracle import ToyOracle
-from tvrl_bench.world.datasets import toy_prompt_set
-from tvrl_bench.world.evaluator import ToyEvaluator
+from tvrl_bench.datasets.toy import toy_prompt_set
+from tvrl_bench.evaluators.toy import ToyEvaluator
 from tvrl_bench.world.grammar import parse_prompt
 from tvrl_bench.world.palette import rgb
 from tvrl_bench.world.render import ground_truth_videos, render_batch

@@ -1,4 +1,4 @@
-"""Shared test setup: one torch thread per process, and a clean gin config around every test."""
+"""Shared test setup: one torch thread per process, a clean gin config around every test, shared toy data."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ torch.set_num_threads(1)
 
 def toy_vocabulary() -> list[str]:
     """Every word of a generous sample of toy prompts."""
-    from tvrl_bench.world.datasets import toy_prompt_set
+    from tvrl_bench.datasets.toy import toy_prompt_set
 
     prompts = toy_prompt_set(seed=0, n_train=200, n_eval=20)
     return sorted({w for item in prompts.train + prompts.eval for w in item.prompt.split()})
@@ -32,3 +32,19 @@ def clean_gin():
     gin.clear_config()
     yield
     gin.clear_config()
+
+
+@pytest.fixture(scope="session")
+def toy_pairs():
+    """The toy world's first three eval prompts, their checks, their ground-truth videos[3, F, 3, H, W] and the
+    same videos rolled by one prompt (each paired with another prompt's truth)."""
+    import random
+
+    from tvrl_bench.datasets.toy import toy_prompt_set
+    from tvrl_bench.world import ground_truth_videos
+
+    items = toy_prompt_set(n_train=0, n_eval=3).eval
+    prompts = [i.prompt for i in items]
+    checks = [i.checks for i in items]
+    truth = ground_truth_videos(prompts, random.Random(0))
+    return prompts, checks, truth, truth.roll(1, dims=0)

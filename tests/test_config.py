@@ -5,6 +5,7 @@ from __future__ import annotations
 import gin
 import pytest
 
+from tvrl_bench import registry
 from tvrl_bench.config import ConfigError, check_unused, load_config, resolve
 
 
@@ -17,7 +18,7 @@ def test_presets_load_from_any_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     user = write(tmp_path / "mine.gin", "include 'components/samplers/sage.gin'\nsamplers.sage.eta = 0.25\n")
     load_config([user])
-    sampler = gin.query_parameter("SAMPLER/macro.value").scoped_configurable_fn()
+    sampler = registry.build("SAMPLER")
     assert type(sampler).__name__ == "SageSampler" and sampler.eta == 0.25
 
 
@@ -78,7 +79,7 @@ def test_binding_that_nothing_uses_is_an_error_after_the_run_builds(tmp_path):
         "include 'components/samplers/sage.gin'\nsamplers.dance.eta = 0.1\n",
     )
     loaded = load_config([path])
-    gin.query_parameter("SAMPLER/macro.value").scoped_configurable_fn()  # what a trial does: build the sampler
+    registry.build("SAMPLER")  # what a trial does: build the sampler
     with pytest.raises(ConfigError) as err:
         check_unused(loaded)
     message = str(err.value)
@@ -88,7 +89,7 @@ def test_binding_that_nothing_uses_is_an_error_after_the_run_builds(tmp_path):
 def test_presets_swapped_out_by_a_later_file_are_not_unused(tmp_path):
     path = write(tmp_path / "trial.gin", "include 'components/samplers/sage.gin'\ninclude 'components/samplers/flow.gin'\n")
     loaded = load_config([path])
-    sampler = gin.query_parameter("SAMPLER/macro.value").scoped_configurable_fn()
+    sampler = registry.build("SAMPLER")
     assert type(sampler).__name__ == "FlowSampler"  # the later include won
     # sage's own bindings came from an included preset, so they are allowed; the same file with a stray top-level
     # binding for the swapped-out sampler is not (the contrast shows check_unused is looking at this config)
@@ -96,7 +97,7 @@ def test_presets_swapped_out_by_a_later_file_are_not_unused(tmp_path):
     gin.clear_config()
     stray = write(tmp_path / "stray.gin", open(path).read() + "samplers.sage.eta = 0.2\n")
     loaded = load_config([stray])
-    gin.query_parameter("SAMPLER/macro.value").scoped_configurable_fn()
+    registry.build("SAMPLER")
     with pytest.raises(ConfigError, match="samplers.sage.eta"):
         check_unused(loaded)
 

@@ -1,4 +1,4 @@
-"""The component registry: families, registration over gin, listing, and "did you mean" suggestions.
+"""The component registry: families, registration over gin, discovery, building, listing, suggestions.
 
 Every component is a class registered under a module-qualified gin name, `<family>.<name>` (for example
 `samplers.flow` or `credit.window`), so two families can never collide on a short name. A preset file in
@@ -12,44 +12,80 @@ import difflib
 import importlib
 import inspect
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 import importlib.util  # noqa: F401  (gin 0.5 needs it imported before an include path can fail)
 
 import gin
 
-# family -> (macro that presets bind, one-line description)
-FAMILIES: dict[str, tuple[str | None, str]] = {
-    "policies": ("POLICY", "video generators: encode prompts, predict velocities, decode videos"),
-    "samplers": ("SAMPLER", "stochastic (SDE) and deterministic steps of the flow-matching sampler"),
-    "rewards": ("REWARD", "frozen critics scoring (video, check) pairs, differentiable w.r.t. the video"),
-    "credit": ("CREDIT", "credit routers: per-token weights from critic gradients or features"),
-    "objectives": ("OBJECTIVE", "policy-gradient losses over transition log-probs"),
-    "evaluators": ("EVALUATOR", "metrics computed on generated videos after training"),
-    "executors": ("EXECUTOR", "where the trials of a sweep run (local processes, Ray)"),
-    "datasets": ("DATASET", "prompt sets with their yes/no checks"),
-    "judges": ("JUDGE", "pairwise judges for win-rate studies"),
-    "extractors": (None, "reward-agnostic feature extractors used by the feature-map router"),
-    "training": (None, "the trial loop and its schedule"),
-    "sweeps": (None, "study definitions: axes of presets, seeds, tables"),
-}
+@dataclass(frozen=True)
+class Family:
+    """A kind of component, declared once: everything else (sweep axes, run params, the trial's fields, the
+    listing, module discovery) is derived from this table.
 
-# Modules that register components; importing them fills the registry. Every one must be imported before a
-# gin file is parsed, since gin only knows names that were registered at parse time.
-COMPONENT_MODULES: list[str] = [
-    "tvrl_bench.samplers",
-    "tvrl_bench.credit",
-    "tvrl_bench.objectives",
-    "tvrl_bench.policies",
-    "tvrl_bench.training",
-    "tvrl_bench.tracking",
-    "tvrl_bench.report",
-    "tvrl_bench.world",
-    "tvrl_bench.rewards",
-    "tvrl_bench.evaluation",
-    "tvrl_bench.datasets",
-    "tvrl_bench.sweep",
-]
+    package: where its modules live (every module there that registers a component is imported by
+    `import_components`). macro: the gin macro its presets bind (`REWARD = @rewards.toy_oracle()`). axis: the
+    name of its sweep axis and of the trial's field (`training.trial.reward`), None when a trial has no such
+    component. logged: whether a run records its preset name as an MLflow param under `axis`. contract:
+    `module:Class` of the base class (or result type) its components honour, checked when a trial is built.
+    """
+
+    name: str
+    package: str
+    description: str
+    macro: str | None = None
+    axis: str | None = None
+    logged: bool = False
+    contract: str | None = None
+
+    def contract_class(self) -> type | None:
+        """The class named by `contract` (imported on first use, so the registry itself stays import-light)."""
+        if self.contract is None:
+            return None
+        module, name = self.contract.split(":")
+        return getattr(importlib.import_module(module), name)
+
+
+FAMILIES: dict[str, Family] = {f.name: f for f in [
+    Family("policies", "tvrl_bench.policies", "video generators: encode prompts, predict velocities, decode videos",
+           "POLICY", "policy", logged=True, contract="tvrl_bench.policies.base:Policy"),
+    Family("samplers", "tvrl_bench.samplers", "stochastic (SDE) and deterministic steps of the flow-matching sampler",
+           "SAMPLER", "sampler", logged=True, contract="tvrl_bench.samplers.base:Sampler"),
+    Family("rewards", "tvrl_bench.rewards", "frozen critics scoring (video, check) pairs, differentiable w.r.t. the video",
+           "REWARD", "reward", logged=True, contract="tvrl_bench.rewards.base:Reward"),
+    Family("credit", "tvrl_bench.credit", "credit routers: per-token weights from critic gradients or features",
+           "CREDIT", "credit", logged=True, contract="tvrl_bench.credit.base:CreditRouter"),
+    Family("objectives", "tvrl_bench.objectives", "policy-gradient losses over transition log-probs",
+           "OBJECTIVE", "objective", contract="tvrl_bench.objectives.base:Objective"),
+    Family("evaluators", "tvrl_bench.evaluators", "metrics computed on generated videos after training",
+           "EVALUATOR", "evaluator", contract="tvrl_bench.evaluators.base:Evaluator"),
+    Family("datasets", "tvrl_bench.datasets", "prompt sets with their yes/no checks", "DATASET", "dataset",
+           contract="tvrl_bench.prompts:PromptSet"),
+    # chosen by `tvrl-sweep --executor NAME`, not by a preset: a study runs the same wherever it runs
+    Family("executors", "tvrl_bench.executors", "where the trials of a sweep run (local processes, Ray)",
+           contract="tvrl_bench.executors.base:Executor"),
+    Family("judges", "tvrl_bench.judges", "pairwise judges for win-rate studies", "JUDGE",
+           contract="tvrl_bench.judges.base:Judge"),
+    Family("extractors", "tvrl_bench.extractors", "reward-agnostic feature extractors used by the feature-map router"),
+    Family("training", "tvrl_bench.training", "the trial: its settings, denoising schedule and optimizer"),
+    Family("sweeps", "tvrl_bench.sweeps", "study definitions: axes of presets, seeds, tables"),
+]}
+
+
+def trial_families() -> list[Family]:
+    """The families a trial is made of, in the trial's order (policy, sampler, reward, credit, ...)."""
+    return [f for f in FAMILIES.values() if f.axis]
+
+
+def axes() -> dict[str, str]:
+    """{sweep axis: family name}: `{'policy': 'policies', 'sampler': 'samplers', ...}`."""
+    return {f.axis: f.name for f in trial_families()}
+
+
+def logged_axes() -> dict[str, str]:
+    """{run param: family name} for the families whose preset names every run records."""
+    return {f.axis: f.name for f in trial_families() if f.logged}
 
 
 class RegistryError(ValueError):
@@ -126,10 +162,44 @@ def register(family: str, name: str) -> Callable[[Any], Any]:
     return decorate
 
 
+def component_modules() -> list[str]:
+    """Every module of the families' packages whose source registers a component (`@register(`), found by
+    reading the files, not importing them; a new component module is found without being listed anywhere."""
+    modules = []
+    for family in FAMILIES.values():
+        spec = importlib.util.find_spec(family.package)
+        if spec is None or not spec.submodule_search_locations:
+            raise RegistryError(f"family '{family.name}': package {family.package} not found")
+        for folder in spec.submodule_search_locations:
+            for path in sorted(Path(folder).rglob("*.py")):
+                if "@register(" in path.read_text(encoding="utf-8"):
+                    relative = path.relative_to(folder).with_suffix("").parts
+                    modules.append(".".join((family.package, *relative)))
+    return modules
+
+
 def import_components(extra_modules: list[str] | None = None) -> None:
-    """Import every module that registers components (and any extra ones a user names)."""
-    for module in COMPONENT_MODULES + list(extra_modules or []):
+    """Import every module that registers components (and any extra ones a user names).
+
+    A component defined outside the package is registered by importing its module: name it here, or write
+    `import my_package.my_critic` at the top of its preset (gin imports it while parsing).
+    """
+    for module in component_modules() + list(extra_modules or []):
         importlib.import_module(module)
+
+
+def build(macro: str) -> Any:
+    """Build the component the parsed config binds to `macro` (`REWARD = @rewards.toy_oracle()` -> a ToyOracle)."""
+    try:
+        bound = gin.query_parameter(f"{macro}/macro.value")
+    except ValueError:
+        families = [f.name for f in FAMILIES.values() if f.macro == macro]
+        preset = f"components/{families[0]}/<name>.gin" if families else "a preset"
+        raise RegistryError(
+            f"nothing is bound to {macro}: include {preset} (or a profile such as components/profiles/toy.gin), "
+            f"or bind it yourself: {macro} = @<family>.<name>()"
+        ) from None
+    return bound.scoped_configurable_fn() if hasattr(bound, "scoped_configurable_fn") else bound
 
 
 def components(family: str | None = None) -> list[Component]:

@@ -1,6 +1,6 @@
 """A toy blind study logged for real (MLflow on SQLite, real mp4 samples), servers to drive, and expected numbers.
 
-The study follows RESULTS.md: a parent run and one child trial per (method, seed) with params policy, sampler,
+The study follows docs/report.md: a parent run and one child trial per (method, seed) with params policy, sampler,
 reward, credit, method, seed, tags tvrl.*, FINISHED, and `samples/final/` (sample_000.mp4 ... + index.json).
 TVRL's samples are the ground-truth renders of their prompts, GRPO's are renders of another prompt, so every video
 file is distinct; `videos` maps each file's SHA-256 to (method, prompt, seed), which lets a test tell which method
@@ -26,7 +26,8 @@ from mlflow import MlflowClient
 from tests.report.helpers import StudyLog
 from tests.support import console_script
 from tvrl_bench.videoio import write_mp4
-from tvrl_bench.world import ground_truth_videos, toy_prompt_set
+from tvrl_bench.datasets.toy import toy_prompt_set
+from tvrl_bench.world import ground_truth_videos
 
 METHODS = {"TVRL": "window3", "GRPO": "uniform"}  # method -> credit preset
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from mlflow.tracking import MlflowClient
 
 from tests.support import console_script
-from tests.sweep.helpers import write_study
+from tests.sweeps.helpers import write_study
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,14 +1,12 @@
-"""`tvrl-train` end to end: a finished run per RESULTS.md, resume after a kill, failure marking, 2 processes."""
+"""`tvrl-train` end to end: a finished run per docs/report.md, resume after a kill, failure marking, 2 processes."""
 
 from __future__ import annotations
 
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
-import pytest
 from mlflow.tracking import MlflowClient
 
 from tests.support import console_script

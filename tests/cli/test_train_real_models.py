@@ -52,8 +52,8 @@ def test_tiny_hunyuan_policy_and_qwen3_5_critic_train_through_tvrl_train(tmp_pat
         "include 'components/rewards/qwen3_5_9b.gin'",
         *policy.gin_bindings(),
         f"rewards.qwen_vl.path = '{critic}'",
-        "rewards.qwen_vl.dtype = 'float32'",
-        "rewards.qwen_vl.device = 'cpu'",
+        "rewards.qwen_inputs.dtype = 'float32'",
+        "rewards.qwen_inputs.device = 'cpu'",
         "training.schedule.shift = 5.0",  # the tiny checkpoint's scheduler shift (checked by the trainer)
     ]
     client, run = train_two_steps(tmp_path, lines)
@@ -75,11 +75,11 @@ def test_the_paper_profile_runs_end_to_end_with_tiny_checkpoints(tmp_path):
         "include 'components/datasets/toy.gin'",
         *[b for b in policy.gin_bindings() if "lora" not in b],  # the profile's full fine-tuning
         f"rewards.qwen_vl.path = '{critic}'",
-        "rewards.qwen_vl.dtype = 'float32'",
-        "rewards.qwen_vl.device = 'cpu'",
-        "rewards.qwen_vl.frames = 4",
-        "rewards.qwen_vl.max_pixels = 1536",
-        "rewards.qwen_vl.min_pixels = 256",
+        "rewards.qwen_inputs.dtype = 'float32'",
+        "rewards.qwen_inputs.device = 'cpu'",
+        "rewards.qwen_inputs.frames = 4",
+        "rewards.qwen_inputs.max_pixels = 1536",
+        "rewards.qwen_inputs.min_pixels = 256",
         "training.trial.num_gpus = 0",
     ]
     client, run = train_two_steps(tmp_path, lines)

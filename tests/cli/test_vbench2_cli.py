@@ -6,11 +6,11 @@ import subprocess
 
 import pytest
 
-from tests.evaluation.test_vbench2_results import SCORES, cal_final_score, write_results
+from tests.evaluators.vbench2.test_results import SCORES, cal_final_score, write_results
 from tests.support import console_script
 from tvrl_bench.cli import vbench2 as vbench2_cli
 from tvrl_bench.cli.main import main
-from tvrl_bench.evaluation.vbench2_spec import MISSING_POLICIES
+from tvrl_bench.evaluators.vbench2.spec import MISSING_POLICIES
 
 
 def test_score_prints_categories_then_overall(tmp_path):

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from tvrl_bench.credit import combine, credit_entropy, normalise
-from tvrl_bench.credit.extractors import FrameDifference
+from tvrl_bench.extractors.frame_difference import FrameDifference
 from tvrl_bench.credit.feature_map import FeatureMapRouter
 from tvrl_bench.credit.frame import FrameRouter
 from tvrl_bench.credit.shuffled import ShuffledRouter

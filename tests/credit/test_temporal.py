@@ -67,13 +67,14 @@ def tiny_paper_models(tmp_path_factory):
     from tests.policies.tiny_hunyuan import save_tiny_hunyuan
     from tests.rewards.tiny_qwen import save_tiny_qwen
     from tvrl_bench.policies.hunyuan_video15 import HunyuanVideo15Policy
-    from tvrl_bench.rewards.qwen_vl import QwenVLAnswerLikelihood
+    from tvrl_bench.rewards.qwen.answer_likelihood import QwenVLAnswerLikelihood
+    from tvrl_bench.rewards.qwen.inputs import QwenInputs
 
     root = tmp_path_factory.mktemp("tiny_paper")
     tiny = save_tiny_hunyuan(root / "hunyuan")
     policy = HunyuanVideo15Policy(tiny.path, **{**tiny.policy_kwargs, "frames": 33})
-    critic = QwenVLAnswerLikelihood(str(save_tiny_qwen(root / "qwen3_5", "qwen3_5")), fps=2.0, video_fps=24.0,
-                                    dtype="float32", device="cpu", batch_size=2)
+    inputs = QwenInputs(fps=2.0, video_fps=24.0, dtype="float32", device="cpu", batch_size=2)
+    critic = QwenVLAnswerLikelihood(str(save_tiny_qwen(root / "qwen3_5", "qwen3_5")), inputs=inputs)
     return policy, critic
 
 

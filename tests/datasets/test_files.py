@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-import gin
 import pytest
 
+from tvrl_bench import registry
 from tvrl_bench.config import load_config
 from tvrl_bench.datasets.files import file_prompt_set
 from tvrl_bench.datasets.pair import pair_prompt_set
@@ -105,7 +105,7 @@ datasets.pair.eval = @eval/datasets.file()
 DATASET = @datasets.pair()
 """)
     load_config([str(config)])
-    paired = gin.query_parameter("%DATASET").scoped_configurable_fn()
+    paired = registry.build("DATASET")
     assert isinstance(paired, PromptSet) and paired.name == "train+eval"
     assert [i.prompt for i in paired.train] == ["A red ball rolls left, fast.", "A cat sleeps.", "A dog barks."]
     assert len(paired.eval) == 1 and paired.eval[0].prompt.startswith("Held out")

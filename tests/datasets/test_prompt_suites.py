@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from tests.evaluation.vbench2_fixtures import AUGMENTED, BASKETBALL, SUITE, make_vbench2_folder
+from tests.evaluators.vbench2.fixtures import AUGMENTED, BASKETBALL, SUITE, make_vbench2_folder
 from tvrl_bench.datasets.rows import PromptFileError
 from tvrl_bench.datasets.vbench2 import auxiliary_checks, vbench2_prompt_set
 from tvrl_bench.datasets.videogen_eval import videogen_eval_prompt_set
-from tvrl_bench.evaluation.vbench2_catalog import load_catalog
+from tvrl_bench.evaluators.vbench2.catalog import load_catalog
 
 # Three rows in the format of KwaiVGI/VideoAlign datasets/video_eval_prompts/videogen_eval.csv (quoted fields with
 # commas and doubled quotes, a Chinese column).

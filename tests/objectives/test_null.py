@@ -5,6 +5,7 @@ from __future__ import annotations
 import gin
 import torch
 
+from tvrl_bench import registry
 from tvrl_bench.config import PROJECT_ROOT
 from tvrl_bench.objectives.grpo import CreditWeightedGRPO, NullControl
 from tvrl_bench.tracking.params import method_of
@@ -36,7 +37,7 @@ def test_the_loss_is_the_tvrl_loss_of_the_permuted_advantages():
 
 def test_preset_builds_it_and_its_runs_are_method_null():
     gin.parse_config_file(str(PROJECT_ROOT / "components/objectives/null.gin"))
-    objective = gin.query_parameter("%OBJECTIVE").scoped_configurable_fn()
+    objective = registry.build("OBJECTIVE")
     assert isinstance(objective, NullControl)
     assert method_of("window3", object(), steps=10, objective=objective) == "null"
     assert method_of("window3", object(), steps=0, objective=objective) == "base"

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from tests.policies.tiny_hunyuan import save_tiny_hunyuan
-from tvrl_bench.policies.hunyuan_video15 import HunyuanVideo15Policy, hunyuan_token_grid
+from tvrl_bench import registry
+from tvrl_bench.policies.hunyuan_video15 import HunyuanVideo15Policy
 from tvrl_bench.tokens import TokenGrid, pixels_to_tokens
 
 PROMPTS = ["a red ball rolls to the left", 'a neon sign that says "open" flickers']
@@ -51,13 +52,6 @@ def test_loads_the_saved_pipeline_with_its_shapes_and_grid(policy):
     assert policy.token_grid == TokenGrid((1, 1, 1), (4, 16, 16), causal_first_frame=True)
     assert policy.scheduler_shift == 5.0
     assert policy.num_train_timesteps == 1000
-
-
-def test_token_grid_scales_with_patch_and_compression():
-    assert hunyuan_token_grid(1, 2, 4, 16) == TokenGrid((1, 2, 2), (4, 32, 32), True)
-    assert hunyuan_token_grid(1, 1, 4, 8) == TokenGrid((1, 1, 1), (4, 8, 8), True)
-    with pytest.raises(ValueError, match="patch_size_t"):
-        hunyuan_token_grid(2, 1, 4, 16)
 
 
 def test_matches_the_diffusers_pipeline_denoising_and_decoding(tiny, policy):
@@ -207,12 +201,11 @@ def test_bad_parameters_name_the_setting(tiny, tmp_path):
 
 
 def test_preset_builds_the_policy_through_gin(tiny):
-    import gin
-
+    
     from tvrl_bench.config import load_config
 
     overrides = [b for b in tiny.gin_bindings()]
     load_config(["components/policies/hunyuan_video15_480p.gin"], overrides)
-    policy = gin.query_parameter("%POLICY").scoped_configurable_fn()
+    policy = registry.build("POLICY")
     assert isinstance(policy, HunyuanVideo15Policy)
     assert policy.path == tiny.path and policy.latent_shape() == (4, 3, 2, 2)

@@ -14,7 +14,7 @@ from pathlib import Path
 from mlflow.tracking import MlflowClient
 
 from tests.support import console_script
-from tests.sweep.helpers import write_study  # noqa: F401  (re-exported for the tests)
+from tests.sweeps.helpers import write_study  # noqa: F401  (re-exported for the tests)
 
 ROOT = Path(__file__).resolve().parents[2]
 

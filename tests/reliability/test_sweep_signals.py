@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tests.reliability.helpers import ROOT, assert_none_running, error_line, files_in, run, runs_of, written_outside
 from tests.support import console_script
-from tests.sweep.helpers import write_study
+from tests.sweeps.helpers import write_study
 from tvrl_bench.tracking.mlflow_run import EXPERIMENT_KIND, EXPERIMENT_KIND_TAG
 
 TABLE_FILES = ("samplers.md", "samplers.csv", "samplers.tex", "samplers.html")

@@ -1,4 +1,5 @@
-"""Test helpers: log studies with the MLflow client as RESULTS.md says, read rendered tables back, expected numbers.
+"""Test helpers: log studies with the MLflow client as docs/report.md says, read rendered tables back, expected numbers,
+a fixed set of judgments with its truth.
 
 Expected numbers are computed here independently of tvrl_bench.report: `statistics` for means and stds, scipy's
 Welch t-test for delta intervals, and the cell texts are formatted from the spec in render.py's docstring.
@@ -16,6 +17,8 @@ from typing import Any
 import numpy as np
 from mlflow.entities import Metric, Param
 from scipy import stats as sps
+
+from tvrl_bench.report.judgments import Judgment
 
 PM, MARK, DASH = "±", "†", "—"
 
@@ -171,3 +174,37 @@ def read_rendered(folder: Path, table: str, fmt: str) -> tuple[list[str], list[l
 def in_format(text: str, fmt: str) -> str:
     """An expected cell text as the given format writes it."""
     return tex(text) if fmt == "tex" else text
+
+
+# ---- judgments ------------------------------------------------------------------------------------------------
+
+PATTERN = "wwlwtwwlwwtlwwwlwtwwlwww"  # TVRL's verdicts against GRPO, one per (prompt, seed, judge)
+PROMPTS = [f"a red circle moving left {i}" for i in range(4)]
+JUDGES = ["human:alice", "human:bob"]
+
+
+def fixture_judgments(study: str) -> tuple[list[Judgment], list[tuple[str, str, str]]]:
+    """Stored judgments (half of them with GRPO as method A) and the (prompt, seed, TVRL verdict) truth."""
+    stored, truth = [], []
+    flip = {"w": "loss", "l": "win", "t": "tie"}
+    plain = {"w": "win", "l": "loss", "t": "tie"}
+    i = 0
+    for p in PROMPTS:
+        for seed in range(3):
+            for judge in JUDGES:
+                v = PATTERN[i]
+                truth.append((p, str(seed), v))
+                if i % 2:
+                    stored.append(Judgment(study, p, str(seed), "GRPO", "TVRL", "TVRL", judge, flip[v]))
+                else:
+                    stored.append(Judgment(study, p, str(seed), "TVRL", "GRPO", "GRPO", judge, plain[v]))
+                i += 1
+    for k, p in enumerate(PROMPTS):  # TVRL beats the base model every time
+        for seed in range(2):
+            if k % 2:
+                stored.append(Judgment(study, p, str(seed), "base", "TVRL", "base", "human:alice", "loss"))
+            else:
+                stored.append(Judgment(study, p, str(seed), "TVRL", "base", "base", "human:alice", "win"))
+    stored.append(Judgment(study, PROMPTS[0], "0", "GRPO", "base", "GRPO", "human:alice", "win"))
+    stored.append(Judgment("other_study", PROMPTS[0], "0", "TVRL", "GRPO", "GRPO", "human:alice", "loss"))
+    return stored, truth

@@ -44,9 +44,10 @@ def test_the_power_table_pairs_each_method_with_the_base_of_its_seed():
     import pandas as pd
 
     from tvrl_bench.report.definitions import load_table
+    from tvrl_bench.report.metric_table import build_metric_table
     from tvrl_bench.report.runs import split_runs
     from tvrl_bench.report.stats import ValueStat
-    from tvrl_bench.report.tables import Blank, build_metric_table
+    from tvrl_bench.report.table_result import Blank
 
     base = [0.40, 0.46, 0.43]
     gains = {"TVRL": [0.06, 0.05, 0.07], "GRPO": [0.04, 0.06, 0.03], "null": [-0.01, 0.01, -0.02]}

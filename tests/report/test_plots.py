@@ -9,7 +9,7 @@ from matplotlib.image import imread, imsave
 
 from tvrl_bench.report import regenerate
 from tvrl_bench.report.plots import HistoryCache, cell_curves, curve_stats, latest_heatmap
-from tvrl_bench.report.tables import CellRuns
+from tvrl_bench.report.table_result import CellRuns
 
 
 def test_curve_stats_per_step_over_runs():

@@ -20,7 +20,7 @@ from tvrl_bench.report.render import (
     to_markdown,
 )
 from tvrl_bench.report.stats import DeltaStat, ValueStat
-from tvrl_bench.report.tables import Blank, Column, Count, Interval, Missing, Number, Row, TableResult
+from tvrl_bench.report.table_result import Blank, Column, Count, Interval, Missing, Number, Row, TableResult
 
 
 def test_cell_texts():

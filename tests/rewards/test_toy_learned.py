@@ -13,11 +13,12 @@ import gin
 import pytest
 import torch
 
+from tvrl_bench import registry
 from tvrl_bench.config import PROJECT_ROOT
 from tvrl_bench.rewards.toy_critic_net import critic_inputs
 from tvrl_bench.rewards.toy_learned import DEFAULT_PATH, ToyLearned
 from tvrl_bench.world.checks import CATEGORY_OF_KIND, CheckSpec, checks_for, negative_checks, parse_check
-from tvrl_bench.world.datasets import toy_prompt_set
+from tvrl_bench.datasets.toy import toy_prompt_set
 from tvrl_bench.world.difficulty import DEFAULT
 from tvrl_bench.world.render import ground_truth_scenes, render_batch, sprite_masks
 
@@ -86,7 +87,7 @@ def test_frozen_registered_declared_and_built_from_the_preset(critic):
     assert all(not p.requires_grad for p in critic.parameters()) and not critic.training
     assert critic.frames == 8 and critic.size == (16, 16)
     gin.parse_config_file(str(PROJECT_ROOT / "components/rewards/toy_learned.gin"))
-    assert isinstance(gin.query_parameter("%REWARD").scoped_configurable_fn(), ToyLearned)
+    assert isinstance(registry.build("REWARD"), ToyLearned)
 
 
 def test_inputs_are_rgb_rgb_minus_detached_median_and_frame_difference():

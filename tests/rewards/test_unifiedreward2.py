@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import gin
 import pytest
 import torch
 
 from tests.rewards import tiny_qwen
+from tests.rewards.tiny_qwen import build_critic
+from tvrl_bench.rewards.qwen.inputs import QwenInputs
+from tvrl_bench import registry
 from tvrl_bench.config import load_config
-from tvrl_bench.rewards.qwen_digit_scores import render_images_prompt
+from tvrl_bench.rewards.qwen.chat import render_images_prompt
 from tvrl_bench.rewards.unifiedreward2 import UR2_ANSWER, UR2_PROMPT, UnifiedReward2
 
 VIDEO_FPS = 4.0
@@ -25,7 +27,7 @@ def path(tmp_path_factory):
 def _critic(path: str, **overrides) -> UnifiedReward2:
     params = {"dtype": "float32", "device": "cpu", "video_fps": VIDEO_FPS, "num_images": NUM_IMAGES,
               "batch_size": 2}
-    return UnifiedReward2(path, **{**params, **overrides})
+    return build_critic(UnifiedReward2, path, **{**params, **overrides})
 
 
 def _videos(n: int = 2, seed: int = 0) -> torch.Tensor:
@@ -123,7 +125,7 @@ def test_video_input_mode(path):
 
 def test_bad_parameters_name_the_fix(path, tmp_path):
     with pytest.raises(ValueError, match=r"rewards\.unifiedreward2\.path='.*missing' is not a folder"):
-        UnifiedReward2(str(tmp_path / "missing"), device="cpu")
+        UnifiedReward2(str(tmp_path / "missing"), inputs=QwenInputs(device="cpu"))
     with pytest.raises(ValueError, match="vision"):
         _critic(path, vision="frames")
     with pytest.raises(ValueError, match="decimal_places"):
@@ -135,10 +137,10 @@ def test_bad_parameters_name_the_fix(path, tmp_path):
 def test_preset_builds_the_critic_from_gin(path):
     load_config(
         ["components/rewards/unifiedreward2.gin"],
-        [f"rewards.unifiedreward2.path = '{path}'", "rewards.unifiedreward2.dtype = 'float32'",
-         "rewards.unifiedreward2.device = 'cpu'"],
+        [f"rewards.unifiedreward2.path = '{path}'", "rewards.qwen_inputs.dtype = 'float32'",
+         "rewards.qwen_inputs.device = 'cpu'"],
     )
-    critic = gin.query_parameter("REWARD/macro.value").scoped_configurable_fn()
+    critic = registry.build("REWARD")
     assert isinstance(critic, UnifiedReward2) and critic.score_names == NAMES
     assert (critic.vision, critic.num_images, critic.decimal_places, critic.context) == ("images", 16, 1, "greedy")
     # Per-image resize budget: the checkpoint's image processor.

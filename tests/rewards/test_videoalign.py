@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import math
 
-import gin
 import pytest
 import torch
 import torchvision.transforms.functional as TF
 
 from tests.rewards import tiny_qwen
+from tests.rewards.tiny_qwen import build_critic
 from tests.rewards.tiny_videoalign import STATS, save_tiny_videoalign
+from tvrl_bench.rewards.qwen.inputs import QwenInputs
+from tvrl_bench import registry
 from tvrl_bench.config import load_config
-from tvrl_bench.rewards.videoalign import VIDEOALIGN_PROMPT, VideoAlign
+from tvrl_bench.rewards.videoalign import VideoAlign
+from tvrl_bench.rewards.videoalign_prompt import VIDEOALIGN_PROMPT
 
 VIDEO_FPS = 4.0
 PROMPTS = ["a red ball rolls left", "two cats", "night city"]
@@ -28,7 +31,7 @@ def tiny(tmp_path_factory):
 
 def _critic(tiny, **overrides) -> VideoAlign:
     params = {"dtype": "float32", "device": "cpu", "video_fps": VIDEO_FPS, "min_pixels": 64, "batch_size": 2}
-    return VideoAlign(str(tiny.reward_dir), **{**params, **overrides})
+    return build_critic(VideoAlign, str(tiny.reward_dir), **{**params, **overrides})
 
 
 def _videos(n: int = 3, seed: int = 0, frames: int = 9) -> torch.Tensor:
@@ -153,10 +156,10 @@ def test_lora_checkpoint_format_three_output_head_and_raw_scores(tmp_path):
 
 def test_bad_parameters_name_the_fix(tiny, tmp_path):
     with pytest.raises(ValueError, match=r"rewards\.videoalign\.path='.*' is not a folder"):
-        VideoAlign(str(tmp_path / "missing"), device="cpu")
+        VideoAlign(str(tmp_path / "missing"), inputs=QwenInputs(device="cpu"))
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match="no model_config.json"):
-        VideoAlign(str(tmp_path / "empty"), device="cpu")
+        VideoAlign(str(tmp_path / "empty"), inputs=QwenInputs(device="cpu"))
     with pytest.raises(ValueError, match=r"checkpoint_step=3 is not in .*available steps: \[12\]"):
         _critic(tiny, checkpoint_step=3)
     with pytest.raises(ValueError, match="base_path"):
@@ -174,12 +177,12 @@ def test_preset_builds_the_critic_from_gin(tiny):
         [
             f"rewards.videoalign.path = '{tiny.reward_dir}'",
             f"rewards.videoalign.base_path = '{tiny.base_dir}'",
-            "rewards.videoalign.dtype = 'float32'",
-            "rewards.videoalign.device = 'cpu'",
-            "rewards.videoalign.min_pixels = 64",
+            "rewards.qwen_inputs.dtype = 'float32'",
+            "rewards.qwen_inputs.device = 'cpu'",
+            "rewards.qwen_inputs.min_pixels = 64",
         ],
     )
-    critic = gin.query_parameter("REWARD/macro.value").scoped_configurable_fn()
+    critic = registry.build("REWARD")
     assert isinstance(critic, VideoAlign)
     assert critic.score_names == ("VQ", "MQ", "TA") and critic.normalize and critic.video_fps == 24.0
     assert critic.video_rules.fps == 2.0 and critic.video_rules.max_pixels == 16 * 24  # from model_config.json

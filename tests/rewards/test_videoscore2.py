@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import math
 
-import gin
 import pytest
 import torch
 import torchvision.transforms.functional as TF
 
 from tests.rewards import tiny_qwen
+from tests.rewards.tiny_qwen import build_critic
+from tvrl_bench.rewards.qwen.inputs import QwenInputs
+from tvrl_bench import registry
 from tvrl_bench.config import load_config
-from tvrl_bench.rewards.qwen_vl import render_prompt
+from tvrl_bench.rewards.qwen.chat import render_prompt
 from tvrl_bench.rewards.videoscore2 import VS2_ANSWER, VS2_PROMPT, VideoScore2
 
 VIDEO_FPS = 4.0
@@ -27,7 +29,7 @@ def path(tmp_path_factory):
 def _critic(path: str, **overrides) -> VideoScore2:
     params = {"dtype": "float32", "device": "cpu", "video_fps": VIDEO_FPS, "min_pixels": 64, "max_pixels": 16 * 24,
               "batch_size": 2}
-    return VideoScore2(path, **{**params, **overrides})
+    return build_critic(VideoScore2, path, **{**params, **overrides})
 
 
 def _videos(n: int = 2, seed: int = 0) -> torch.Tensor:
@@ -136,7 +138,7 @@ def test_gradients_frozen_and_batches_equal_single_pairs(path):
 
 def test_bad_parameters_name_the_fix(path, tmp_path):
     with pytest.raises(ValueError, match=r"rewards\.videoscore2\.path='.*missing' is not a folder"):
-        VideoScore2(str(tmp_path / "missing"), device="cpu")
+        VideoScore2(str(tmp_path / "missing"), inputs=QwenInputs(device="cpu"))
     with pytest.raises(ValueError, match="answer_template"):
         _critic(path, answer_template="visual quality: {visual_quality}")
     with pytest.raises(ValueError, match="prompt_template"):
@@ -153,10 +155,10 @@ def test_bad_parameters_name_the_fix(path, tmp_path):
 def test_preset_builds_the_critic_from_gin(path):
     load_config(
         ["components/rewards/videoscore2.gin"],
-        [f"rewards.videoscore2.path = '{path}'", "rewards.videoscore2.dtype = 'float32'",
-         "rewards.videoscore2.device = 'cpu'"],
+        [f"rewards.videoscore2.path = '{path}'", "rewards.qwen_inputs.dtype = 'float32'",
+         "rewards.qwen_inputs.device = 'cpu'"],
     )
-    critic = gin.query_parameter("REWARD/macro.value").scoped_configurable_fn()
+    critic = registry.build("REWARD")
     assert isinstance(critic, VideoScore2) and critic.score_names == NAMES
     rules = critic.video_rules
     assert (rules.fps, rules.count_rounding, rules.factor) == (2.0, "floor", 8)

@@ -240,3 +240,12 @@ def save_tiny_qwen(folder: str | Path, kind: str, seed: int = 0, **video_overrid
     model.save_pretrained(folder)
     processor.save_pretrained(folder)
     return folder
+
+
+def build_critic(cls, path: str, **params):
+    """`cls(path, inputs=QwenInputs(...), ...)` from one flat set of keyword arguments: those that are fields of
+    the shared `rewards.qwen_inputs` settings go into `inputs`, the rest to the critic."""
+    from tvrl_bench.rewards.qwen.inputs import FIELDS, QwenInputs
+
+    inputs = QwenInputs(**{k: v for k, v in params.items() if k in FIELDS})
+    return cls(path, inputs=inputs, **{k: v for k, v in params.items() if k not in FIELDS})

@@ -12,7 +12,7 @@ from tvrl_bench.samplers.cps import CpsSampler
 from tvrl_bench.samplers.dance import DanceSampler
 from tvrl_bench.samplers.flow import FlowSampler
 from tvrl_bench.samplers.sage import SageSampler
-from tvrl_bench.samplers.schedule import Schedule
+from tvrl_bench.training.schedule import Schedule
 
 
 def shared_drift_gain(s: float, s_next: float, var: float) -> float:

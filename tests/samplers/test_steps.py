@@ -130,3 +130,13 @@ def test_ode_step_is_euler_and_deterministic():
     x_next, mean, var = OdeSampler().step(x, v, 0.5, 0.25)
     torch.testing.assert_close(x_next, x + v * (0.25 - 0.5))
     assert float(var.abs().max()) == 0.0
+
+
+@pytest.mark.parametrize("sampler", [SageSampler(), FlowSampler(), DanceSampler(), OdeSampler()], ids=lambda s: type(s).__name__)
+def test_every_samplers_ode_step_is_the_zero_variance_step_exactly(sampler):
+    """Rollouts take `sampler.ode_step` on untrained steps and evaluation at every step: it must be the ODE
+    sampler's step bit for bit (a checkpoint's samples would otherwise change with the refactoring of a sampler)."""
+    x, v = torch.randn(2, 3, 2, 4, 4), torch.randn(2, 3, 2, 4, 4)
+    for s, s_next in [(1.0, 0.9), (0.5, 0.25), (torch.tensor(0.3), torch.tensor(0.0))]:
+        expected, _, _ = OdeSampler().step(x, v, s, s_next)
+        assert torch.equal(sampler.ode_step(x, v, s, s_next), expected)

@@ -9,7 +9,7 @@ from tvrl_bench.samplers import ZeroVarianceError
 from tvrl_bench.samplers.cps import CpsSampler
 from tvrl_bench.samplers.dance import DanceSampler
 from tvrl_bench.samplers.ode import OdeSampler
-from tvrl_bench.samplers.schedule import Schedule
+from tvrl_bench.training.schedule import Schedule
 
 
 def test_ode_log_prob_raises():

@@ -74,3 +74,14 @@ def test_a_step_with_the_anchor_logs_it(tiny_policy_path, tmp_path):
     second = t.step(1).metrics
     assert first["train/anchor"] == 0.0  # before the first update the policy is the reference
     assert second["train/anchor"] > 0.0
+
+
+def test_a_resumed_trial_anchors_to_the_pretrained_weights_not_to_its_checkpoint(tiny_policy_path, tmp_path):
+    """The trainer keeps the reference before a checkpoint is loaded, as it does for a KL term."""
+    pretrained = [p.detach().clone() for p in trainer(tiny_policy_path, tmp_path / "a").parameters]
+    t = trainer(tiny_policy_path, tmp_path / "b", "training.trial.anchor_weight = 1.0")
+    saved = {"parameters": {str(i): p + 0.5 for i, p in enumerate(pretrained)}, "optimizer": t.optimizer.state_dict(),
+             "extra": {}, "step": 3}
+    t.load_state(saved)
+    assert all(torch.equal(p, q + 0.5) for p, q in zip(t.parameters, pretrained))
+    assert all(torch.equal(ref, q) for ref, q in zip(t.policy._reference_copy, pretrained))

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from tvrl_bench.config import ConfigError
-from tvrl_bench.samplers.schedule import Schedule
+from tvrl_bench.training.schedule import Schedule
 from tvrl_bench.training.consistency import check_schedule_shift
 
 

@@ -27,8 +27,8 @@ def trainer(policy_path: str, folder, calls: list, steps: int = 5, eval_every: i
 def test_evaluates_before_training_and_every_eval_every_steps(tiny_policy_path, tmp_path):
     calls: list = []
     t = trainer(tiny_policy_path, tmp_path / "a", calls)
-    fresh = t.evaluate_subset()
-    final = t.run(0)
+    fresh = t.evaluation.subset()
+    final = t.run(0).metrics
     assert [step for step, _ in calls] == [0, 2, 4]  # step 5 is the final evaluation, returned by run
     assert calls[0][1] == fresh  # fixed eval noise: the same videos as an evaluation before training
     assert {"overall", "critic_reward"} <= set(calls[0][1]) and {"overall", "critic_reward"} <= set(final)

@@ -6,8 +6,9 @@ import torch
 
 from tvrl_bench.policies.toy import ToyPolicy
 from tvrl_bench.samplers.base import gaussian_log_prob
+from tvrl_bench.samplers.ode import OdeSampler
 from tvrl_bench.samplers.sage import SageSampler
-from tvrl_bench.samplers.schedule import Schedule
+from tvrl_bench.training.schedule import Schedule
 from tvrl_bench.training.rollout import generate, sample_rollouts
 
 PROMPTS = ["a red circle moving right on a black background", "a blue square standing still on a white background"]
@@ -43,5 +44,5 @@ def test_sampling_is_deterministic_given_the_generator(tiny_policy_path):
     a = sample_rollouts(policy, SageSampler(), schedule, cond, 2, torch.Generator().manual_seed(5), micro_batch=1)
     b = sample_rollouts(policy, SageSampler(), schedule, cond, 2, torch.Generator().manual_seed(5), micro_batch=1)
     assert torch.equal(a.latents, b.latents) and torch.equal(a.log_probs, b.log_probs)
-    videos = generate(policy, schedule, PROMPTS, torch.Generator().manual_seed(1), micro_batch=2)
+    videos = generate(policy, OdeSampler(), schedule, PROMPTS, torch.Generator().manual_seed(1), micro_batch=2)
     assert videos.shape == (2, 8, 3, 16, 16) and videos.min() >= 0 and videos.max() <= 1

@@ -6,7 +6,7 @@ import torch
 
 from tvrl_bench.rewards.toy_oracle import ToyOracle
 from tvrl_bench.training.scoring import score_videos, score_videos_looped
-from tvrl_bench.world.datasets import toy_prompt_set
+from tvrl_bench.datasets.toy import toy_prompt_set
 from tvrl_bench.world.render import ground_truth_videos
 
 

@@ -10,7 +10,7 @@ import torch
 
 from tests.training.conftest import FAST
 from tvrl_bench.config import load_config
-from tvrl_bench.training import loop
+from tvrl_bench.training import collect, loop
 from tvrl_bench.training.checkpoint import CheckpointDir
 from tvrl_bench.training.distributed import Processes
 from tvrl_bench.training.settings import TrialSettings
@@ -28,7 +28,7 @@ def run_step(folder, monkeypatch, bindings: list[str]) -> dict:
     gin.clear_config()
     trainer = loop.Trainer(settings, Processes(cpu=True), CheckpointDir(folder), None, progress=False)
     seen: dict = {}
-    sample, score = loop.sample_rollouts, loop.score_videos
+    sample, score = collect.sample_rollouts, collect.score_videos
 
     def recording_sample(*args, **kwargs):
         seen["rollout"] = sample(*args, **kwargs)
@@ -38,8 +38,8 @@ def run_step(folder, monkeypatch, bindings: list[str]) -> dict:
         seen["scored"] = score(*args, **kwargs)
         return seen["scored"]
 
-    monkeypatch.setattr(loop, "sample_rollouts", recording_sample)
-    monkeypatch.setattr(loop, "score_videos", recording_score)
+    monkeypatch.setattr(collect, "sample_rollouts", recording_sample)
+    monkeypatch.setattr(collect, "score_videos", recording_score)
     optimizer_step = trainer.optimizer.step
 
     def recording_optimizer_step(*args, **kwargs):

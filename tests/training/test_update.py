@@ -8,7 +8,7 @@ import torch
 from tvrl_bench.objectives.grpo import CreditWeightedGRPO
 from tvrl_bench.policies.toy import ToyPolicy
 from tvrl_bench.samplers.flow import FlowSampler
-from tvrl_bench.samplers.schedule import Schedule
+from tvrl_bench.training.schedule import Schedule
 from tvrl_bench.training.rollout import sample_rollouts
 from tvrl_bench.training.update import RatioCheckError, accumulate_policy_gradient
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Iterable
 
 from tvrl_bench.annotate.tokens import JUDGE_PREFIX, new_token
-from tvrl_bench.report.winrate import CSV_COLUMNS, Judgment, JudgmentStore
+from tvrl_bench.report.judgments import CSV_COLUMNS, Judgment, JudgmentStore
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS annotate_sessions (

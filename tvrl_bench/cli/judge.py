@@ -34,14 +34,13 @@ def _side(text: str) -> str | dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    import gin
-
+    from tvrl_bench import registry
     from tvrl_bench.config import load_config
-    from tvrl_bench.report.winrate import judge_study
+    from tvrl_bench.report.judging import judge_study
 
     try:
         load_config([args.judge], args.gin_bindings)
-        judge = gin.query_parameter("JUDGE/macro.value").scoped_configurable_fn()
+        judge = registry.build("JUDGE")
     except ConfigError as exc:
         print(f"tvrl-bench judge: config error:\n{exc}")
         return 2

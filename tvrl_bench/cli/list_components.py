@@ -44,14 +44,14 @@ def _members(fam: str, static: list | None) -> list[tuple[str, str, list[tuple[s
 def render(family: str | None = None, static: bool = True) -> str:
     from tvrl_bench.cli.static_listing import scan
 
-    read = scan(registry.COMPONENT_MODULES) if static else None
+    read = scan([f.package for f in registry.FAMILIES.values()]) if static else None
     if read is None:
         registry.import_components()
     lines = []
     for fam in [family] if family else list(registry.FAMILIES):
-        macro, description = registry.FAMILIES[fam]
-        bound = f"  (preset macro: {macro})" if macro else ""
-        lines.append(f"{fam}: {description}{bound}")
+        family_info = registry.FAMILIES[fam]
+        bound = f"  (preset macro: {family_info.macro})" if family_info.macro else ""
+        lines.append(f"{fam}: {family_info.description}{bound}")
         members = _members(fam, read)
         if not members:
             lines.append("  (none registered)")

@@ -1,7 +1,7 @@
 """`tvrl-bench prepare-toy`: rebuild the shipped toy checkpoints (policy, learned critic) from a seed.
 
-The toy policy's recipe is tvrl_bench.world.pretrain_policy.pretrain_policy; the learned critic's is
-tvrl_bench.world.pretrain_critic.pretrain_critic. Both take (out_dir, seed, steps, progress) and return a summary
+The toy policy's recipe is tvrl_bench.recipes.pretrain_policy.pretrain_policy; the learned critic's is
+tvrl_bench.recipes.pretrain_critic.pretrain_critic. Both take (out_dir, seed, steps, progress) and return a summary
 dict. They write to `--out` (default ./toy_checkpoints/{toy_policy,toy_learned}); the shipped checkpoints in
 tvrl_bench/assets/ are replaced only with `--overwrite-assets`. Nothing is lost either way: each checkpoint is
 built in a scratch folder beside its target and swapped in when complete, and a target that already held files
@@ -146,17 +146,17 @@ def _build(name: str, out_dir: Path, args: argparse.Namespace) -> dict[str, Any]
     if name == "policy":
         from dataclasses import replace
 
-        from tvrl_bench.world.pretrain_policy import PolicyRecipe, pretrain_policy
+        from tvrl_bench.recipes.pretrain_policy import PolicyRecipe, pretrain_policy
 
         recipe = PolicyRecipe()
         if args.eval_prompts is not None:
             recipe = replace(recipe, n_val=args.eval_prompts, n_eval=args.eval_prompts)
         return pretrain_policy(out_dir, seed=args.seed, steps=args.steps, progress=progress, recipe=recipe)
     try:
-        from tvrl_bench.world.pretrain_critic import pretrain_critic
+        from tvrl_bench.recipes.pretrain_critic import pretrain_critic
     except ImportError as exc:
         raise SystemExit(
-            f"prepare-toy --what {args.what}: the learned critic's recipe (tvrl_bench.world.pretrain_critic) cannot be "
+            f"prepare-toy --what {args.what}: the learned critic's recipe (tvrl_bench.recipes.pretrain_critic) cannot be "
             f"imported ({exc}); build the policy alone with --what policy"
         ) from None
     return pretrain_critic(out_dir, seed=args.seed, steps=args.steps, progress=progress)

@@ -13,8 +13,7 @@ import os
 import sys
 
 from tvrl_bench.cli.errors import INTERRUPTED, UserError, add_debug_flag, run_guarded
-
-DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
+from tvrl_bench.tracking.store import DEFAULT_TRACKING_URI
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,7 +29,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("study", metavar="STUDY.gin", help="the study file (sweeps/*.gin)")
     parser.add_argument("--workers", type=int, default=2, help="trials run at once by the local executor (default 2)")
     parser.add_argument("--threads", type=int, help="torch threads per trial (default: CPU cores / workers)")
-    parser.add_argument("--executor", choices=["local", "ray"], default="local", help="local processes (default) or a Ray cluster")
+    parser.add_argument("--executor", default="local",
+                        help="where trials run: a registered executor, `local` processes (default) or `ray` (a Ray "
+                        "cluster); `tvrl-bench list executors` lists them. Each gets the flags below that it takes")
     parser.add_argument("--address", default="auto", help="Ray cluster address HOST:PORT (with --executor ray; default auto)")
     parser.add_argument("--cpus-per-trial", type=float, default=1.0, help="CPUs each Ray task asks for (default 1)")
     parser.add_argument(
@@ -79,7 +80,7 @@ def _sweep(args: argparse.Namespace) -> int:
 
     resolve(args.study)  # a missing study file is reported before torch is imported
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    from tvrl_bench.sweep.driver import SweepOptions, plan, run_sweep
+    from tvrl_bench.sweeps.driver import SweepOptions, plan, run_sweep
     from tvrl_bench.tracking.store import check_store
 
     options = SweepOptions(
@@ -96,13 +97,10 @@ def _sweep(args: argparse.Namespace) -> int:
     check_store(args.tracking_uri, write=not args.dry_run)
 
     def executor():
-        if args.executor == "ray":
-            from tvrl_bench.sweep.executors.ray_executor import RayExecutor
+        from tvrl_bench.executors.base import build_executor
 
-            return RayExecutor(args.address, args.cpus_per_trial, args.threads or 1)
-        from tvrl_bench.sweep.executors.local import LocalExecutor
-
-        return LocalExecutor(args.workers, args.threads)
+        return build_executor(args.executor, workers=args.workers, threads=args.threads, address=args.address,
+                              cpus_per_trial=args.cpus_per_trial)
 
     summary = run_sweep(args.study, executor, options, planned)
     if args.dry_run:

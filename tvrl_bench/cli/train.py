@@ -13,8 +13,7 @@ import os
 import sys
 
 from tvrl_bench.cli.errors import INTERRUPTED, UserError, add_debug_flag, run_guarded
-
-DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
+from tvrl_bench.tracking.store import DEFAULT_TRACKING_URI
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-# tvrl_bench.evaluation.vbench2_spec.MISSING_POLICIES, written out so that building the parser imports no torch.
+# tvrl_bench.evaluators.vbench2.spec.MISSING_POLICIES, written out so that building the parser imports no torch.
 MISSING_POLICIES = ("error", "zero", "partial")
 
 
@@ -66,7 +66,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_setup(args: argparse.Namespace) -> int:
-    from tvrl_bench.evaluation.vbench2_env import DEFAULT_REPO, SetupError, run_setup as setup, setup_steps
+    from tvrl_bench.evaluators.vbench2.env import DEFAULT_REPO, SetupError, run_setup as setup, setup_steps
 
     repo = args.repo or DEFAULT_REPO
     if args.dry_run:
@@ -83,7 +83,7 @@ def run_setup(args: argparse.Namespace) -> int:
 
 
 def run_score(args: argparse.Namespace) -> int:
-    from tvrl_bench.evaluation.vbench2_results import ResultsError, aggregate, load_results, score_lines
+    from tvrl_bench.evaluators.vbench2.results import ResultsError, aggregate, load_results, score_lines
 
     try:
         results = load_results(args.results)

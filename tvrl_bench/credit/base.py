@@ -62,7 +62,7 @@ def normalise(maps: torch.Tensor, eps: float = 1e-12) -> torch.Tensor:
 def combine(weights: torch.Tensor, mask: torch.Tensor | None, mode: str = "mean") -> torch.Tensor:
     """Combine per-check maps w[B, K, T', H', W'] (each mean 1) into w[B, T', H', W'] with mean 1.
 
-    mode: "mean" of the checks' maps (METHOD.md default), "max" elementwise maximum then renormalised, or
+    mode: "mean" of the checks' maps (docs/method.md default), "max" elementwise maximum then renormalised, or
     "pooled": raw maps summed before normalising (handled by the caller passing raw maps here).
     """
     if mode not in COMBINE_MODES:

@@ -1,4 +1,4 @@
-"""Window credit: the gradient map averaged over a k x k spatial window of tokens (METHOD.md default k = 3)."""
+"""Window credit: the gradient map averaged over a k x k spatial window of tokens (docs/method.md default k = 3)."""
 
 from __future__ import annotations
 

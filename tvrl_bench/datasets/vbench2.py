@@ -1,6 +1,6 @@
 """`datasets.vbench2`: VBench-2.0's prompt suite (by path) as eval prompts.
 
-Accepted paths (formats: tvrl_bench.evaluation.vbench2_catalog):
+Accepted paths (formats: tvrl_bench.evaluators.vbench2.catalog):
 - the VBench-2.0 folder of a Vchitect/VBench checkout (or the checkout's root): `vbench2/VBench2_full_info.json`,
   plus the augmented / Chinese prompt files for `variant`;
 - a JSON file in `VBench2_full_info.json`'s or `prompts/meta_info/<Dimension>.json`'s format (a list of
@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 from tvrl_bench.datasets.rows import PromptFileError
 from tvrl_bench.datasets.splits import read_checks_cache
-from tvrl_bench.evaluation.vbench2_catalog import (
+from tvrl_bench.evaluators.vbench2.catalog import (
     CatalogEntry,
     load_catalog,
     read_full_info,
@@ -32,7 +32,7 @@ from tvrl_bench.evaluation.vbench2_catalog import (
     variant_prompts,
     vbench2_folder,
 )
-from tvrl_bench.evaluation.vbench2_spec import DIMENSIONS, canonical_dimension, samples_needed
+from tvrl_bench.evaluators.vbench2.spec import DIMENSIONS, canonical_dimension, samples_needed
 from tvrl_bench.prompts import PromptItem, PromptSet
 from tvrl_bench.registry import register
 

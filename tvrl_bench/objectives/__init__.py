@@ -1,9 +1,7 @@
 """Objectives: group-relative advantages, the credit-weighted clipped ratio loss and its per-token variant."""
 
-from tvrl_bench.objectives import grpo  # noqa: F401  (registers the components)
-from tvrl_bench.objectives import official  # noqa: F401,E402  (registers objectives.tvrl_official)
 from tvrl_bench.objectives.advantages import group_advantages
-from tvrl_bench.objectives.grpo import Objective
+from tvrl_bench.objectives.base import Objective
 from tvrl_bench.objectives.losses import (
     clipped_surrogate,
     credit_weighted_grpo_loss,

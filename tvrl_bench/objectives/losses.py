@@ -1,4 +1,4 @@
-"""The credit-weighted clipped policy-ratio losses of METHOD.md (pure functions).
+"""The credit-weighted clipped policy-ratio losses of docs/method.md (pure functions).
 
 Shapes: per-token transition log-probs logp[B, S, N] (S trained transitions, N tokens; each token's log-prob is
 the mean of its elements' log-densities), advantages[B], credit weights[B, N] with mean 1 per rollout.

@@ -22,12 +22,12 @@ from typing import Any
 
 import torch
 
-from tvrl_bench.objectives.grpo import Objective
+from tvrl_bench.objectives.base import Objective
 from tvrl_bench.objectives.kl import AdaptiveKLCoefficient, RefreshSchedule, stepwise_kl
 from tvrl_bench.objectives.losses import credit_weighted_grpo_loss
 from tvrl_bench.objectives.per_check import per_check_ratio_loss, question_advantages
 from tvrl_bench.registry import register
-from tvrl_bench.training.reference import MovingReference
+from tvrl_bench.objectives.reference import MovingReference
 
 MODES = ("video_adv", "question", "merged_gradient")
 KL_MODES = ("none", "moving_stepwise")

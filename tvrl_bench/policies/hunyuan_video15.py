@@ -1,5 +1,9 @@
 """HunyuanVideo-1.5 text-to-video as a TVRL policy: diffusers' pipeline parts, LoRA through peft, batched CFG.
 
+One job: the Policy methods (encode with a prompt cache, velocity with batched CFG, decode, the LoRA reference).
+Reading the folder is hunyuan_loading.py, LoRA and the trainable parameters lora.py, the text encoders'
+embeddings and the conditioning dict hunyuan_text.py.
+
 Loaded from a diffusers-format folder (`model_index.json`, `transformer/`, `vae/`, `text_encoder/` (Qwen2.5-VL
 text model), `tokenizer/`, `text_encoder_2/` (ByT5 encoder), `tokenizer_2/`, `scheduler/`, `guider/`), i.e. the
 layout `HunyuanVideo15Pipeline.save_pretrained` writes.
@@ -22,80 +26,16 @@ Conventions, checked against diffusers 0.42.1's `HunyuanVideo15Pipeline` (see do
 from __future__ import annotations
 
 import contextlib
-import json
-import warnings
-from pathlib import Path
 from typing import Iterator
 
 import torch
 from torch import nn
 
 from tvrl_bench.policies.base import Policy
+from tvrl_bench.policies.hunyuan_loading import DTYPES, load_pipeline, pipeline_folder, read_sizes
+from tvrl_bench.policies.hunyuan_text import COND_KEYS, conditioning, embed_prompts, stack_with_negative, valid_tokens
+from tvrl_bench.policies.lora import DEFAULT_LORA_TARGETS, named_trainable, trainable_transformer
 from tvrl_bench.registry import register
-from tvrl_bench.tokens import TokenGrid
-
-DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
-
-# The attention projections of the dual-stream blocks (video stream: to_*, text stream: add_*/to_add_out);
-# to_q/to_k/to_v/to_out.0 also match the text token refiner's self-attention.
-DEFAULT_LORA_TARGETS = ("to_q", "to_k", "to_v", "to_out.0", "add_q_proj", "add_k_proj", "add_v_proj", "to_add_out")
-
-COND_KEYS = ("embeds", "mask", "embeds_2", "mask_2")
-
-
-def hunyuan_token_grid(
-    patch_size_t: int, patch_size: int, temporal_compression: int, spatial_compression: int
-) -> TokenGrid:
-    """The token grid of a HunyuanVideo-1.5 transformer over its causal VAE.
-
-    A token is one transformer patch of (patch_size_t, patch_size, patch_size) latent positions; it covers
-    (temporal_compression * patch_size_t, spatial_compression * patch_size, ...) pixels, and the first latent
-    frame covers pixel frame 0 alone (causal VAE). HunyuanVideo-1.5: latent (1, 1, 1) -> pixels (4, 16, 16).
-    """
-    if patch_size_t != 1:
-        raise ValueError(
-            f"transformer patch_size_t={patch_size_t}: the causal VAE's first latent frame covers one pixel frame, "
-            "so a token grid over several latent frames is not defined; HunyuanVideo-1.5 uses patch_size_t=1"
-        )
-    return TokenGrid(
-        latent_patch=(patch_size_t, patch_size, patch_size),
-        pixel_patch=(
-            temporal_compression * patch_size_t,
-            spatial_compression * patch_size,
-            spatial_compression * patch_size,
-        ),
-        causal_first_frame=True,
-    )
-
-
-def _read_config(folder: Path, sub: str) -> dict:
-    """The config.json of a pipeline component, with a clear error when it is missing."""
-    path = folder / sub / "config.json"
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"policies.hunyuan_video15.path='{folder}' has no {sub}/config.json: not a complete diffusers "
-            "HunyuanVideo-1.5 folder"
-        )
-    return json.loads(path.read_text())
-
-
-def _pad_tokens(seqs: list[torch.Tensor], length: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Right-pad token embeddings seqs[i][L_i, D] with zeros to [B, length, D] and their mask [B, length] (long)."""
-    dim = seqs[0].shape[-1]
-    out = seqs[0].new_zeros(len(seqs), length, dim)
-    mask = torch.zeros(len(seqs), length, dtype=torch.long, device=seqs[0].device)
-    for i, s in enumerate(seqs):
-        out[i, : s.shape[0]] = s
-        mask[i, : s.shape[0]] = 1
-    return out, mask
-
-
-def _pad_to(t: torch.Tensor, length: int) -> torch.Tensor:
-    """Zero-pad dim 1 of t[B, L, ...] to `length`."""
-    if t.shape[1] == length:
-        return t
-    pad = t.new_zeros(t.shape[0], length - t.shape[1], *t.shape[2:])
-    return torch.cat([t, pad], dim=1)
 
 
 @register("policies", "hunyuan_video15")
@@ -149,13 +89,7 @@ class HunyuanVideo15Policy(Policy):
         self.full_finetune = lora_rank == 0
         if guidance_scale <= 0:
             raise ValueError(f"policies.hunyuan_video15.guidance_scale must be > 0, got {guidance_scale}")
-        folder = Path(path).expanduser()
-        if not (folder / "model_index.json").is_file():
-            raise FileNotFoundError(
-                f"policies.hunyuan_video15.path='{path}' is not a diffusers pipeline folder (no model_index.json). "
-                "Set it to the diffusers-format HunyuanVideo-1.5 T2V checkpoint, e.g. a local copy of "
-                "hunyuanvideo-community/HunyuanVideo-1.5-480p_t2v."
-            )
+        folder = pipeline_folder(path)
         self.path = str(folder)
         self.frames, self.height, self.width = frames, height, width
         self.guidance_scale = float(guidance_scale)
@@ -170,44 +104,19 @@ class HunyuanVideo15Policy(Policy):
         self._prompt_cache: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
 
         # Sizes are checked from the config files before the (large) weights load.
-        transformer_config, vae_config = _read_config(folder, "transformer"), _read_config(folder, "vae")
-        self.temporal_compression = int(vae_config.get("temporal_compression_ratio", 4))
-        self.spatial_compression = int(vae_config.get("spatial_compression_ratio", 16))
-        self.latent_channels = int(vae_config.get("latent_channels", 32))
-        self._check_size(transformer_config)
-        self.token_grid = hunyuan_token_grid(
-            int(transformer_config.get("patch_size_t", 1)),
-            int(transformer_config.get("patch_size", 1)),
-            self.temporal_compression,
-            self.spatial_compression,
-        )
-        if transformer_config.get("task_type", "t2v") != "t2v":
-            warnings.warn(
-                f"{folder}: transformer task_type is '{transformer_config['task_type']}'; this policy generates "
-                "text-to-video (zero image conditioning). Use the T2V checkpoint.",
-                stacklevel=2,
-            )
+        sizes = read_sizes(folder, frames, height, width)
+        self.temporal_compression = sizes.temporal_compression
+        self.spatial_compression = sizes.spatial_compression
+        self.latent_channels = sizes.latent_channels
+        self.token_grid = sizes.token_grid
 
-        pipe = self._load_pipeline(folder)
+        pipe = load_pipeline(folder, self.torch_dtype, gradient_checkpointing, vae_slicing, vae_tiling)
         base = pipe.transformer
         self.vae = pipe.vae
         self.num_train_timesteps = int(pipe.scheduler.config.num_train_timesteps)
         self.scheduler_shift = float(pipe.scheduler.config.get("shift", 1.0))
         self.vision_num_semantic_tokens = int(pipe.vision_num_semantic_tokens)
-
-        for module in (base, pipe.vae, pipe.text_encoder, pipe.text_encoder_2):
-            module.requires_grad_(False)
-            module.eval()
-        if gradient_checkpointing:
-            base.enable_gradient_checkpointing()
-        if vae_slicing:
-            self.vae.enable_slicing()
-        if vae_tiling:
-            self.vae.enable_tiling()
-        if self.full_finetune:  # the official recipe: every transformer weight trains (needs FSDP at full size)
-            self.transformer = base.requires_grad_(True)
-        else:
-            self.transformer = self._add_lora(base, lora_rank, lora_alpha, lora_targets, lora_dropout)
+        self.transformer = trainable_transformer(base, lora_rank, lora_alpha, lora_targets, lora_dropout)
         self._base_transformer_config = base.config
 
         self.tokenizer, self.tokenizer_2 = pipe.tokenizer, pipe.tokenizer_2
@@ -218,59 +127,6 @@ class HunyuanVideo15Policy(Policy):
             self.text_encoder, self.text_encoder_2 = pipe.text_encoder, pipe.text_encoder_2
         if device is not None:
             self.to(device)
-
-    # ----------------------------------------------------------------------------------------------- loading
-    def _load_pipeline(self, folder: Path):
-        from diffusers import HunyuanVideo15Pipeline
-
-        try:
-            return HunyuanVideo15Pipeline.from_pretrained(str(folder), dtype=self.torch_dtype)
-        except (OSError, ValueError, TypeError) as err:
-            raise type(err)(
-                f"policies.hunyuan_video15.path='{folder}': could not load HunyuanVideo15Pipeline ({err}). The folder "
-                "needs model_index.json and the transformer, vae, text_encoder, tokenizer, text_encoder_2, "
-                "tokenizer_2, scheduler and guider subfolders written by diffusers' save_pretrained."
-            ) from err
-
-    def _check_size(self, transformer_config: dict) -> None:
-        rt, rs = self.temporal_compression, self.spatial_compression
-        p = int(transformer_config.get("patch_size", 1))
-        in_channels = int(transformer_config.get("in_channels", 65))
-        if in_channels != 2 * self.latent_channels + 1:
-            raise ValueError(
-                f"{self.path}: transformer in_channels={in_channels} but the t2v input is "
-                f"[latent, condition latents, mask] = 2 x {self.latent_channels} + 1 channels for this VAE"
-            )
-        if self.frames < 1 or (self.frames - 1) % rt:
-            raise ValueError(
-                f"policies.hunyuan_video15.frames={self.frames}: the causal VAE needs {rt}k + 1 frames "
-                f"(e.g. {rt * max((self.frames - 1) // rt, 1) + 1})"
-            )
-        for name, size in (("height", self.height), ("width", self.width)):
-            if size < rs * p or size % (rs * p):
-                raise ValueError(
-                    f"policies.hunyuan_video15.{name}={size} must be a positive multiple of {rs * p} "
-                    f"(VAE compression {rs} x transformer patch {p})"
-                )
-
-    @staticmethod
-    def _add_lora(transformer, rank: int, alpha: float, targets, dropout: float):
-        from peft import LoraConfig, get_peft_model
-
-        names = {n.rsplit(".", 1)[-1] for n, _ in transformer.named_modules()} | {
-            ".".join(n.rsplit(".", 2)[-2:]) for n, _ in transformer.named_modules() if n.count(".") >= 1
-        }
-        missing = [t for t in targets if t not in names]
-        if missing:
-            raise ValueError(
-                f"policies.hunyuan_video15.lora_targets: {missing} match no module of the transformer; "
-                f"use attention projection names such as {list(DEFAULT_LORA_TARGETS)}"
-            )
-        config = LoraConfig(
-            r=rank, lora_alpha=alpha, lora_dropout=dropout, target_modules=list(targets), init_lora_weights=True
-        )
-        # LoRA weights are created in float32 (peft's autocast_adapter_dtype) even on a bf16 base model.
-        return get_peft_model(transformer, config)
 
     # ---------------------------------------------------------------------------------------------- contract
     @property
@@ -288,10 +144,7 @@ class HunyuanVideo15Policy(Policy):
 
     def named_trainable_parameters(self) -> list[tuple[str, nn.Parameter]]:
         """The LoRA adapter weights (everything else is frozen), or every transformer weight with lora_rank 0."""
-        named = list(self.transformer.named_parameters())
-        if self.full_finetune:
-            return named
-        return [(n, p) for n, p in named if "lora_" in n]
+        return named_trainable(self.transformer, self.full_finetune)
 
     def keep_reference(self) -> None:
         """With LoRA the reference is the base model (adapters off), so nothing is copied."""
@@ -329,15 +182,7 @@ class HunyuanVideo15Policy(Policy):
         self._encode_uncached(list(dict.fromkeys([*prompts, self.negative_prompt])))
         pos = [self._cached(p) for p in prompts]
         neg = [self._cached(self.negative_prompt)] * len(prompts)
-        length = max([1] + [e.shape[0] for e, _ in pos + neg])
-        length_2 = max([1] + [e2.shape[0] for _, e2 in pos + neg])
-        cond: dict[str, torch.Tensor] = {}
-        for prefix, rows in (("", pos), ("neg_", neg)):
-            embeds, mask = _pad_tokens([e for e, _ in rows], length)
-            embeds_2, mask_2 = _pad_tokens([e2 for _, e2 in rows], length_2)
-            for key, value in zip(COND_KEYS, (embeds, mask, embeds_2, mask_2)):
-                cond[prefix + key] = value
-        return cond
+        return conditioning(pos, neg)
 
     def velocity(self, x: torch.Tensor, sigma: torch.Tensor, cond: dict[str, torch.Tensor]) -> torch.Tensor:
         """Guided velocity v[B, C, T, H, W] (float32) = noise - x0 for latents x[B, C, T, H, W] at sigma[B].
@@ -352,7 +197,7 @@ class HunyuanVideo15Policy(Policy):
         guided = self.guidance_scale != 1.0
         text = {k: cond[k] for k in COND_KEYS}
         if guided:
-            text = self._stack_with_negative(cond)
+            text = stack_with_negative(cond)
         reps = 2 if guided else 1
         out = self._transformer_forward(x.repeat(reps, 1, 1, 1, 1), sigma.repeat(reps), text).to(torch.float32)
         if not guided:
@@ -393,8 +238,6 @@ class HunyuanVideo15Policy(Policy):
     @torch.no_grad()
     def _encode_uncached(self, prompts: list[str]) -> None:
         """Run both text encoders on the prompts not in the cache (one batch) and cache their valid tokens."""
-        from diffusers import HunyuanVideo15Pipeline
-
         todo = [p for p in prompts if p not in self._prompt_cache]
         self.cache_hits += len(prompts) - len(todo)
         self.cache_misses += len(todo)
@@ -406,41 +249,17 @@ class HunyuanVideo15Policy(Policy):
             text_encoder.to(device)
             text_encoder_2.to(device)
         try:
-            embeds, mask = HunyuanVideo15Pipeline._get_mllm_prompt_embeds(
-                text_encoder=text_encoder,
-                tokenizer=self.tokenizer,
-                prompt=todo,
-                device=device,
-                tokenizer_max_length=self.text_max_length,
-                crop_start=self.prompt_template_crop,
-            )
-            embeds_2, mask_2 = HunyuanVideo15Pipeline._get_byt5_prompt_embeds(
-                tokenizer=self.tokenizer_2,
-                text_encoder=text_encoder_2,
-                prompt=todo,
-                device=device,
-                tokenizer_max_length=self.byt5_max_length,
+            embeds, mask, embeds_2, mask_2 = embed_prompts(
+                text_encoder, self.tokenizer, text_encoder_2, self.tokenizer_2, todo, device,
+                self.text_max_length, self.byt5_max_length, self.prompt_template_crop,
             )
         finally:
             if self.text_encoder_offload:
                 text_encoder.to("cpu")
                 text_encoder_2.to("cpu")
-        dtype = self.torch_dtype
-        for i, p in enumerate(todo):
-            self._prompt_cache[p] = (
-                embeds[i][mask[i].bool()].to(dtype).clone(),
-                embeds_2[i][mask_2[i].bool()].to(dtype).clone(),
-            )
-
-    @staticmethod
-    def _stack_with_negative(cond: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-        """[cond; uncond] text inputs of batch 2B, padded to a common token length."""
-        out = {}
-        for key in COND_KEYS:
-            pos, neg = cond[key], cond[f"neg_{key}"]
-            length = max(pos.shape[1], neg.shape[1])
-            out[key] = torch.cat([_pad_to(pos, length), _pad_to(neg, length)], dim=0)
-        return out
+        rows = zip(todo, valid_tokens(embeds, mask, self.torch_dtype), valid_tokens(embeds_2, mask_2, self.torch_dtype))
+        for p, tokens, tokens_2 in rows:
+            self._prompt_cache[p] = (tokens, tokens_2)
 
     def _transformer_forward(self, x: torch.Tensor, sigma: torch.Tensor, text: dict[str, torch.Tensor]) -> torch.Tensor:
         """The transformer's prediction for latents x[N, C, T, H, W] at sigma[N], as the t2v pipeline calls it."""

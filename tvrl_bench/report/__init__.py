@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tvrl_bench.report import judges  # noqa: F401  (registers the judges family)
 
 
 def regenerate(study: str, tracking_uri: str | None = None, out_dir: Any = "reports", tables: Any = None,

@@ -15,9 +15,10 @@ import pandas as pd
 
 from tvrl_bench.report import definitions, render
 from tvrl_bench.report import plots as plotting
-from tvrl_bench.report.definitions import MetricTable, TableDefinition, WinrateTable
+from tvrl_bench.report.definition_types import MetricTable, TableDefinition, WinrateTable
+from tvrl_bench.report.metric_table import build_metric_table
 from tvrl_bench.report.runs import StudyRuns, load_study_runs, make_client, resolve_tracking_uri
-from tvrl_bench.report.tables import TableResult, build_metric_table
+from tvrl_bench.report.table_result import TableResult
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +110,7 @@ def _safe(name: str) -> str:
 
 
 def _read_judgments(path: Path, study: str) -> pd.DataFrame:
-    from tvrl_bench.report.winrate import JudgmentStore
+    from tvrl_bench.report.judgments import JudgmentStore
 
     if not path.is_file():
         return pd.DataFrame(columns=["study", "prompt", "seed", "method_a", "method_b", "left", "judge", "verdict"])
@@ -148,7 +149,7 @@ def _not_applicable(defn: TableDefinition, runs: StudyRuns, judged: pd.DataFrame
 
 def _build(defn: TableDefinition, runs: StudyRuns, judged: pd.DataFrame) -> TableResult:
     if isinstance(defn, WinrateTable):
-        from tvrl_bench.report.winrate import build_winrate_table
+        from tvrl_bench.report.winrate_table import build_winrate_table
 
         return build_winrate_table(defn, judged, runs.study)
     return build_metric_table(defn, runs)

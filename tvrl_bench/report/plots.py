@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tvrl_bench.report.tables import CellRuns, TableResult
+from tvrl_bench.report.table_result import CellRuns, TableResult
 
 _STEP = re.compile(r"step_(\d+)\.png$")
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from tvrl_bench.report.stats import DeltaStat, ValueStat
-from tvrl_bench.report.tables import Blank, Cell, Column, Count, Interval, Missing, Number, TableResult
+from tvrl_bench.report.table_result import Blank, Cell, Column, Count, Interval, Missing, Number, TableResult
 
 FORMATS = ("md", "tex", "csv", "html")
 MARK = "†"

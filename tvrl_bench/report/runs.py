@@ -1,18 +1,18 @@
 """Reading a study's runs from MLflow into pandas: one search, finished trials kept, the others counted.
 
-The contract is RESULTS.md: experiment = study name, one parent run (tag `tvrl.role=study`), one child run per
+The contract is docs/report.md: experiment = study name, one parent run (tag `tvrl.role=study`), one child run per
 trial with params `policy`, `sampler`, `reward`, `credit`, `method`, `seed` and metrics `eval/...`. A run logged
 by hand with the same param and metric names (no tags, no parent) counts as a trial too.
 
 Only FINISHED runs enter the tables; runs in any other state (RUNNING, FAILED, KILLED, SCHEDULED) are counted and
 reported, and those of trials that never finished (`unfinished`) give the tables their rows and cells marked as
-failed or missing, so a trial that failed is never silently absent. When a trial was retried (same `tvrl.trial_key`) and more than one attempt finished, the latest attempt
-is kept and the earlier ones are counted as superseded.
+failed or missing, so a trial that failed is never silently absent. When a trial was retried (same
+`tvrl.trial_key`) and more than one attempt finished, the latest attempt is kept and the earlier ones are counted
+as superseded. Reading the runs frame itself is run_frames.py.
 """
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from tvrl_bench import registry
+from tvrl_bench.report.run_frames import RUN_COLUMNS, runs_frame, search_all_runs, sql_runs_frame
 
 ROLE_TAG = "tvrl.role"
 STUDY_TAG = "tvrl.study"
@@ -27,13 +28,7 @@ TRIAL_KEY_TAG = "tvrl.trial_key"
 ATTEMPT_TAG = "tvrl.attempt"
 TABLES_TAG = "tvrl.tables"
 PARENT_TAG = "mlflow.parentRunId"
-DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 FINISHED = "FINISHED"
-
-log = logging.getLogger(__name__)
-
-# Columns of a runs frame besides params.<name>, metrics.<name> and tags.<name>.
-RUN_COLUMNS = ("run_id", "run_name", "status", "start_time", "end_time")
 
 
 class ReportError(ValueError):
@@ -156,89 +151,8 @@ def load_study_runs(study: str, tracking_uri: str | None = None, client: Any = N
         )
     frame = sql_runs_frame(client, experiment.experiment_id)
     if frame is None:
-        frame = runs_frame(_search_all(client, experiment.experiment_id))
+        frame = runs_frame(search_all_runs(client, experiment.experiment_id))
     return split_runs(frame, study=study, experiment_id=experiment.experiment_id, tracking_uri=uri)
-
-
-def _search_all(client: Any, experiment_id: str) -> list[Any]:
-    runs: list[Any] = []
-    token = None
-    while True:
-        page = client.search_runs([experiment_id], max_results=50_000, page_token=token)
-        runs.extend(page)
-        token = page.token
-        if not token:
-            return runs
-
-
-_SQL = {
-    "runs": ("SELECT r.run_uuid, r.name, r.status, r.start_time, r.end_time FROM runs r",
-             ["run_id", "run_name", "status", "start_time", "end_time"]),
-    "params": ("SELECT r.run_uuid, x.key, x.value FROM params x JOIN runs r ON x.run_uuid = r.run_uuid",
-               ["run_id", "key", "value"]),
-    "metrics": ("SELECT r.run_uuid, x.key, x.value, x.is_nan FROM latest_metrics x "
-                "JOIN runs r ON x.run_uuid = r.run_uuid", ["run_id", "key", "value", "is_nan"]),
-    "tags": ("SELECT r.run_uuid, x.key, x.value FROM tags x JOIN runs r ON x.run_uuid = r.run_uuid",
-             ["run_id", "key", "value"]),
-}
-
-
-def sql_runs_frame(client: Any, experiment_id: str) -> pd.DataFrame | None:
-    """The runs frame read directly from a SQL tracking store, or None when the store is not one (or fails)."""
-    try:
-        from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
-
-        store = client._tracking_client.store
-        if not isinstance(store, SqlAlchemyStore):
-            return None
-        # an integer literal (no bound parameter), so the plain DB-API cursor works with every driver's paramstyle
-        where = f" WHERE r.experiment_id = {int(experiment_id)} AND r.lifecycle_stage = 'active'"
-        parts = {}
-        connection = store.engine.raw_connection()
-        try:
-            cursor = connection.cursor()
-            for name, (sql, columns) in _SQL.items():
-                cursor.execute(sql + where)
-                parts[name] = pd.DataFrame.from_records(cursor.fetchall(), columns=columns)
-        finally:
-            connection.close()
-    except Exception as exc:  # a schema this code does not know: the public API still works
-        log.debug("reading runs with SQL failed (%s); using search_runs", exc)
-        return None
-    frame = parts["runs"].set_index("run_id")
-    if frame.empty:
-        return pd.DataFrame(columns=list(RUN_COLUMNS))
-    metrics = parts["metrics"]
-    metrics["value"] = metrics["value"].astype(float).where(~metrics["is_nan"].astype(bool), float("nan"))
-    wide = [
-        parts[name].pivot(index="run_id", columns="key", values="value").add_prefix(prefix)
-        for name, prefix in (("params", "params."), ("metrics", "metrics."), ("tags", "tags."))
-        if len(parts[name])
-    ]
-    frame = frame.join(wide) if wide else frame
-    frame.columns.name = None
-    return frame.reset_index()
-
-
-def runs_frame(runs: list[Any]) -> pd.DataFrame:
-    """One row per `mlflow.entities.Run`: RUN_COLUMNS, params.<k>, metrics.<k>, tags.<k>."""
-    records = []
-    for run in runs:
-        info, data = run.info, run.data
-        record: dict[str, Any] = {
-            "run_id": info.run_id,
-            "run_name": info.run_name,
-            "status": info.status,
-            "start_time": info.start_time,
-            "end_time": info.end_time,
-        }
-        record.update({f"params.{k}": v for k, v in data.params.items()})
-        record.update({f"metrics.{k}": v for k, v in data.metrics.items()})
-        record.update({f"tags.{k}": v for k, v in data.tags.items()})
-        records.append(record)
-    if not records:
-        return pd.DataFrame(columns=list(RUN_COLUMNS))
-    return pd.DataFrame.from_records(records)
 
 
 def _column(frame: pd.DataFrame, name: str) -> pd.Series:
@@ -248,7 +162,8 @@ def _column(frame: pd.DataFrame, name: str) -> pd.Series:
 
 
 def split_runs(frame: pd.DataFrame, study: str, experiment_id: str = "", tracking_uri: str = "") -> StudyRuns:
-    """Split a runs frame into the parent run, finished trials (deduplicated by trial key) and excluded runs."""
+    """Split a runs frame (see run_frames.py: RUN_COLUMNS, params.<k>, metrics.<k>, tags.<k>) into the parent run,
+    finished trials (deduplicated by trial key) and excluded runs."""
     role = _column(frame, f"tags.{ROLE_TAG}")
     parent_ids = set(_column(frame, f"tags.{PARENT_TAG}").dropna())
     is_parent = (role == "study") | frame["run_id"].isin(parent_ids)

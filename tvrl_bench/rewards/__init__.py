@@ -1,7 +1,2 @@
-"""Frozen critics (rewards). Importing this package registers every reward."""
-from tvrl_bench.rewards import toy_oracle  # noqa: F401
-from tvrl_bench.rewards import toy_learned  # noqa: F401
-from tvrl_bench.rewards import qwen_vl  # noqa: F401
-from tvrl_bench.rewards import videoalign  # noqa: F401
-from tvrl_bench.rewards import videoscore2  # noqa: F401
-from tvrl_bench.rewards import unifiedreward2  # noqa: F401
+"""Frozen critics (rewards): the toy critics, the Qwen-family answer-likelihood critic (`qwen/`) and the
+reward models built on it (VideoAlign, VideoScore2, UnifiedReward-2). The contract is in `base.py`."""

@@ -3,7 +3,7 @@
     videos[P, F, 3, H, W] in [0, 1], questions[P] (text)  ->  logits[P, 2]  (index 0 = No, 1 = Yes)
 
 Inputs (9 channels per pixel and frame): rgb; rgb minus the frame's median colour (a background estimate; the
-median is detached, since its gradient would land on one arbitrary pixel per frame, TOYWORLD.md); and the frame
+median is detached, since its gradient would land on one arbitrary pixel per frame, docs/toyworld.md); and the frame
 difference rgb[t] - rgb[t-1] (zero at t = 0), which makes motion local: a sprite moving right leaves
 +(sprite - background) on its leading edge and the opposite on its trailing edge.
 
@@ -162,6 +162,7 @@ class FiLMBlock(nn.Module):
         self.film = nn.Linear(question_dim, 2 * c)
 
     def forward(self, h: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+        """h[P, C, F, H, W] and question embeddings q[P, question_dim] -> [P, C, ceil(F / stride), H, W]."""
         h = self.temporal(h) + h[:, :, :: self.temporal_stride]
         gamma, beta = self.film(q)[..., None, None, None].chunk(2, 1)
         return F.relu((1 + gamma) * self.spatial(h) + beta)
@@ -202,6 +203,7 @@ class ToyCriticNet(nn.Module):
         return self.head(torch.cat([pooled, q], 1))
 
     def forward(self, videos: torch.Tensor, questions: list[str]) -> torch.Tensor:
+        """logits[P, 2] for videos[P, F, 3, H, W] in [0, 1] and one question each."""
         return self.answer(self.features(videos), questions)
 
     # --- checkpoints ------------------------------------------------------------------------------------------

@@ -21,8 +21,10 @@ video pixels. The same class loads the Qwen3-VL / Qwen3.5 releases of UnifiedRew
 
 from __future__ import annotations
 
+
 from tvrl_bench.registry import register
-from tvrl_bench.rewards.qwen_digit_scores import QwenDigitScoreCritic
+from tvrl_bench.rewards.qwen.digit_scores import QwenDigitScoreCritic
+from tvrl_bench.rewards.qwen.inputs import QwenInputs
 
 UR2_PROMPT = (
     "You are presented with a generated video and its associated text caption. "
@@ -58,19 +60,9 @@ class UnifiedReward2(QwenDigitScoreCritic):
         context: str | int = "greedy",
         vision: str = "images",
         num_images: int = 16,
-        frames: int | None = None,
-        fps: float | None = 2.0,
-        min_pixels: int | None = None,
-        max_pixels: int | None = None,
-        video_fps: float = 24.0,
         rope_fps: float | None = None,
         system_prompt: str | None = None,
-        batch_size: int = 1,
-        padding_side: str = "left",
-        recompute_in_backward: bool = True,
-        dtype: str = "bfloat16",
-        device: str = "auto",
-        attn_implementation: str = "sdpa",
+        inputs: QwenInputs | None = None,
     ) -> None:
         """
         Args:
@@ -83,21 +75,17 @@ class UnifiedReward2(QwenDigitScoreCritic):
             context: numbers written in earlier fields: "greedy" (the model's argmax digits) or a fixed digit 1-5.
             vision: "images" (the reference: frames as separate images) or "video" (qwen-vl-utils video input).
             num_images: frames taken as images (the reference: 16).
-            frames, fps: qwen-vl-utils frame sampling for vision = "video" (exclusive).
-            min_pixels, max_pixels: the resize budget per image (None: the checkpoint's image processor) or per
-                video frame (None: qwen-vl-utils' 128 / 768 tokens).
-            video_fps: frame rate of the videos the critic receives (HunyuanVideo-1.5: 24).
             rope_fps: vision = "video" on Qwen2.5-VL: fps for the temporal positions (None: the sampled rate).
             system_prompt: a system message, or None for the chat template's default.
-            batch_size, padding_side, recompute_in_backward, dtype, device, attn_implementation: as rewards.qwen_vl.
+            inputs: the shared `rewards.qwen_inputs` settings: frames / fps (qwen-vl-utils sampling for vision =
+                "video"; fps None: 2), video_fps, the pixel budget per image (None: the checkpoint's image
+                processor) or per video frame (None: qwen-vl-utils' 128 / 768 tokens), batch_size (None: 1),
+                padding_side, recompute_in_backward, dtype, device, attn_implementation.
         """
         super().__init__(
             path=path, prompt_template=UR2_PROMPT if prompt_template is None else prompt_template,
             answer_template=UR2_ANSWER if answer_template is None else answer_template, score_names=score_names,
             digits=(1, 5), decimal_places=decimal_places, context=context, score_type="expected", vision=vision,
-            frames=frames, fps=None if frames is not None else fps, num_images=num_images, min_pixels=min_pixels,
-            max_pixels=max_pixels, max_total_tokens=128000, count_rounding="floor", video_fps=video_fps,
-            rope_fps=rope_fps, system_prompt=system_prompt, batch_size=batch_size, padding_side=padding_side,
-            recompute_in_backward=recompute_in_backward, dtype=dtype, device=device,
-            attn_implementation=attn_implementation,
+            num_images=num_images, max_total_tokens=128000, count_rounding="floor", rope_fps=rope_fps,
+            system_prompt=system_prompt, inputs=inputs,
         )

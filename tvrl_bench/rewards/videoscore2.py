@@ -23,8 +23,10 @@ qwen-vl-utils) and `eval/eval_methods/vs2_float.py`; training answers in `data/d
 
 from __future__ import annotations
 
+
 from tvrl_bench.registry import register
-from tvrl_bench.rewards.qwen_digit_scores import QwenDigitScoreCritic
+from tvrl_bench.rewards.qwen.digit_scores import QwenDigitScoreCritic
+from tvrl_bench.rewards.qwen.inputs import QwenInputs
 
 VS2_PROMPT = (
     "\n    You are an expert for evaluating AI-generated videos from three dimensions:\n"
@@ -63,20 +65,10 @@ class VideoScore2(QwenDigitScoreCritic):
         score_names: tuple[str, ...] = VS2_SCORE_NAMES,
         score_type: str = "expected",
         context: str | int = "greedy",
-        frames: int | None = None,
-        fps: float | None = 2.0,
-        min_pixels: int | None = None,
-        max_pixels: int | None = None,
         max_total_tokens: int | None = 128000,
-        video_fps: float = 24.0,
         rope_fps: float | None = 2.0,
         system_prompt: str | None = None,
-        batch_size: int = 1,
-        padding_side: str = "left",
-        recompute_in_backward: bool = True,
-        dtype: str = "bfloat16",
-        device: str = "auto",
-        attn_implementation: str = "sdpa",
+        inputs: QwenInputs | None = None,
     ) -> None:
         """
         Args:
@@ -87,22 +79,17 @@ class VideoScore2(QwenDigitScoreCritic):
             score_names: the names of the answer's score fields (the critic's K "questions").
             score_type: "expected" (expected digit) or "max_normed" (the model card's soft score).
             context: digits written in earlier fields: "greedy" (the model's argmax) or a fixed digit 1-5.
-            frames: sample this many frames (qwen-vl-utils `nframes`) instead of by fps.
-            fps: qwen-vl-utils sampling rate (frames per second of video time); the reference uses 2.
-            min_pixels, max_pixels: per-frame resize budget; None: qwen-vl-utils' 128 / 768 tokens x 28 x 28.
             max_total_tokens: qwen-vl-utils' MODEL_SEQ_LEN cap on all frames' pixels (None: no cap).
-            video_fps: frame rate of the videos the critic receives (HunyuanVideo-1.5: 24).
             rope_fps: fps given to the processor for Qwen2.5-VL's temporal positions (None: the sampled rate).
             system_prompt: a system message, or None for the chat template's default.
-            batch_size, padding_side, recompute_in_backward, dtype, device, attn_implementation: as rewards.qwen_vl.
+            inputs: the shared `rewards.qwen_inputs` settings: frames (qwen-vl-utils `nframes`) or fps (None: 2,
+                the reference's), video_fps, per-frame pixel budget (None: qwen-vl-utils' 128 / 768 tokens x 28 x
+                28), batch_size (None: 1), padding_side, recompute_in_backward, dtype, device, attn_implementation.
         """
         super().__init__(
             path=path, prompt_template=VS2_PROMPT if prompt_template is None else prompt_template,
             answer_template=VS2_ANSWER if answer_template is None else answer_template, score_names=score_names,
             digits=(1, 5), decimal_places=0, context=context, score_type=score_type, vision="video",
-            frames=frames, fps=fps, min_pixels=min_pixels, max_pixels=max_pixels,
-            max_total_tokens=max_total_tokens, count_rounding="floor", video_fps=video_fps, rope_fps=rope_fps,
-            system_prompt=system_prompt, batch_size=batch_size, padding_side=padding_side,
-            recompute_in_backward=recompute_in_backward, dtype=dtype, device=device,
-            attn_implementation=attn_implementation,
+            max_total_tokens=max_total_tokens, count_rounding="floor", rope_fps=rope_fps,
+            system_prompt=system_prompt, inputs=inputs,
         )

@@ -1,6 +1,6 @@
 """The sampler contract and the drift shared by every SDE sampler of flow-matching GRPO.
 
-Notation (METHOD.md): noise level s at a step, next level s' < s, dt = s' - s < 0, velocity v, x_hat0 = x - s v.
+Notation (docs/method.md): noise level s at a step, next level s' < s, dt = s' - s < 0, velocity v, x_hat0 = x - s v.
 Flow, Dance and SAGE share one drift and differ only in the step variance Var:
 
     mu = x + v dt - (Var / (2 s)) * (x + (1 - s) v)
@@ -53,14 +53,26 @@ def gaussian_log_prob(x_next: torch.Tensor, mean: torch.Tensor, var: torch.Tenso
     return -(diff**2) / (2 * var) - 0.5 * torch.log(2 * math.pi * var)
 
 
+def euler_step(x: torch.Tensor, v: torch.Tensor, sigma: float | torch.Tensor,
+               sigma_next: float | torch.Tensor) -> torch.Tensor:
+    """The deterministic flow-matching step x' = x + v (sigma_next - sigma), float32; x, v: [B, ...].
+
+    Every sampler's drift with zero variance: the untrained steps of a rollout and evaluation use it.
+    """
+    x, v = x.to(torch.float32), v.to(torch.float32)
+    s, s_next = as_levels(sigma, x).to(torch.float32), as_levels(sigma_next, x).to(torch.float32)
+    return x + v * (s_next - s)
+
+
 class Sampler(ABC):
     """One denoising step of a flow-matching sampler and its transition log-probability."""
 
     stochastic: bool = True
 
-    def sigmas(self, num_steps: int, shift: float = 1.0) -> torch.Tensor:
-        """Noise levels [num_steps + 1] from 1 down to 0 (see `shifted_sigmas`)."""
-        return shifted_sigmas(num_steps, shift)
+    def ode_step(self, x: torch.Tensor, v: torch.Tensor, sigma: float | torch.Tensor,
+                 sigma_next: float | torch.Tensor) -> torch.Tensor:
+        """The deterministic step x'[B, ...] this sampler takes where no noise is injected (Euler by default)."""
+        return euler_step(x, v, sigma, sigma_next)
 
     @abstractmethod
     def variance(self, sigma: torch.Tensor, sigma_next: torch.Tensor) -> torch.Tensor:

@@ -1,5 +1,6 @@
-"""MLflow tracking of trials: run names and params (RESULTS.md), metrics, videos, credit heatmaps."""
+"""MLflow tracking of trials: run names and params (docs/report.md), metrics, videos, credit heatmaps."""
 
-from tvrl_bench.tracking.mlflow_run import DEFAULT_TRACKING_URI, TrialTracker, experiment_id
+from tvrl_bench.tracking.mlflow_run import TrialTracker, experiment_id
+from tvrl_bench.tracking.store import DEFAULT_TRACKING_URI
 
 __all__ = ["DEFAULT_TRACKING_URI", "TrialTracker", "experiment_id"]

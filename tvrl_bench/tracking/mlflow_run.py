@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tvrl_bench.tracking.store import DEFAULT_TRACKING_URI
 
 # MLflow 3's UI opens an experiment by its kind: without this tag it may guess "GenAI" and show a traces overview;
 # training runs are "custom model development", which opens on the runs table.

@@ -1,4 +1,4 @@
-"""What a trial run is called and which params it carries (RESULTS.md).
+"""What a trial run is called and which params it carries (docs/report.md).
 
 The preset of each axis (policy, sampler, reward, credit) is the last `components/<family>/<name>.gin` file
 parsed whose component is the one actually built; a component configured without a preset is named by its
@@ -14,7 +14,6 @@ import gin
 
 from tvrl_bench import registry
 
-AXES = {"policy": "policies", "sampler": "samplers", "reward": "rewards", "credit": "credit"}
 _PRESET = re.compile(r"components/(?P<family>\w+)/(?P<name>[\w.-]+)\.gin$")
 _MACRO = re.compile(r"^\s*(?P<macro>[A-Z_]+)\s*=\s*@(?P<selector>[\w.]+)\(\)", re.MULTILINE)
 
@@ -22,7 +21,7 @@ _MACRO = re.compile(r"^\s*(?P<macro>[A-Z_]+)\s*=\s*@(?P<selector>[\w.]+)\(\)", r
 def preset_names(parsed_files: list[str], built: dict[str, Any]) -> dict[str, str]:
     """{axis: preset name} for policy, sampler, reward, credit; `built` maps axis -> the component object."""
     names = {}
-    for axis, family in AXES.items():
+    for axis, family in registry.logged_axes().items():
         selector = component_selector(built[axis])
         chosen = None
         for path in parsed_files:
@@ -84,14 +83,24 @@ def _short(value: str) -> str:
     return name[: -len(".gin")] if name.endswith(".gin") else name
 
 
-def presets_in_files(parsed_files: list[str]) -> dict[str, str]:
+def method_from_presets(presets: dict[str, str], base: bool) -> str:
+    """The `method` of a trial known only by its preset names (it failed before its components were built):
+    as `method_of` decides it, from the objective and credit presets."""
+    if base:
+        return "base"
+    if presets.get("objective") == "null":
+        return "null"
+    return "GRPO" if presets.get("credit") == "uniform" else "TVRL"
+
+
+def presets_in_files(parsed_files: list[str], axes: dict[str, str] | None = None) -> dict[str, str]:
     """{axis: preset} from the file names alone (the last `components/<family>/<name>.gin` parsed per family),
-    for a trial whose components could not be built."""
+    for a trial whose components could not be built; `axes` (axis -> family) defaults to the logged ones."""
     names = {}
     for path in parsed_files:
         m = _PRESET.search(path.replace("\\", "/"))
         if m:
-            for axis, family in AXES.items():
+            for axis, family in (axes or registry.logged_axes()).items():
                 if m.group("family") == family:
                     names[axis] = m.group("name")
     return names

@@ -1,4 +1,2 @@
-"""The trial loop on accelerate: rollouts, critic scoring and credit, the policy update, checkpoints."""
-
-from tvrl_bench.training import settings  # noqa: F401  (registers training.trial)
-from tvrl_bench.training import optimizers  # noqa: F401,E402  (registers training.optimizer)
+"""The trial: its settings (`training.trial`), denoising schedule and optimizer, the loop (rollouts, critic
+scoring and credit, the policy update), checkpoints, and running one trial tracked in MLflow."""

@@ -13,6 +13,7 @@ import contextlib
 import errno
 import json
 import os
+import pickle
 import re
 import shutil
 from dataclasses import dataclass
@@ -120,4 +121,11 @@ class CheckpointDir:
 
         if not self.state_path.is_file():
             return None
-        return torch.load(self.state_path, map_location="cpu", weights_only=False)
+        try:
+            return torch.load(self.state_path, map_location="cpu", weights_only=False)
+        except (RuntimeError, EOFError, OSError, pickle.UnpicklingError) as exc:  # truncated or overwritten
+            first = (str(exc).splitlines() or [type(exc).__name__])[0]
+            raise CheckpointError(
+                f"{self.state_path}: the checkpoint cannot be read ({first}); it is damaged. Delete the folder "
+                f"{self.folder} to start this trial anew, or restore the file from a backup"
+            ) from None

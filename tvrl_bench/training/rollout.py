@@ -14,8 +14,7 @@ import torch
 
 from tvrl_bench.policies.base import Policy, index_cond
 from tvrl_bench.samplers.base import Sampler
-from tvrl_bench.samplers.ode import OdeSampler
-from tvrl_bench.samplers.schedule import Schedule
+from tvrl_bench.training.schedule import Schedule
 from tvrl_bench.tokens import latent_to_tokens
 
 
@@ -75,7 +74,6 @@ def sample_rollouts(
     device = policy_device(policy)
     sigmas = schedule.sigmas().to(device)
     stochastic = set(schedule.stochastic_steps())
-    ode = OdeSampler()
     x = torch.randn(batch, *policy.latent_shape(), generator=generator).to(device)
     states = [x]
     log_probs = []
@@ -87,7 +85,7 @@ def sample_rollouts(
             x_next, mean, var = sampler.step(x, v, s, s_next, noise=noise)
             logp = latent_to_tokens(sampler.log_prob(x_next, mean, var), policy.token_grid)
         else:
-            x_next, _, _ = ode.step(x, v, s, s_next)
+            x_next = sampler.ode_step(x, v, s, s_next)
             logp = torch.zeros(batch, _num_tokens(x, policy), device=device)
         states.append(x_next)
         log_probs.append(logp)
@@ -110,15 +108,16 @@ def _num_tokens(x: torch.Tensor, policy: Policy) -> int:
 
 
 @torch.no_grad()
-def generate(policy: Policy, schedule: Schedule, prompts: list[str], generator: torch.Generator, micro_batch: int) -> torch.Tensor:
-    """Deterministic ODE samples for evaluation: videos[B, F, 3, H, W] in [0, 1], one per prompt."""
+def generate(policy: Policy, sampler: Sampler, schedule: Schedule, prompts: list[str], generator: torch.Generator,
+             micro_batch: int) -> torch.Tensor:
+    """Deterministic samples for evaluation (the sampler's ODE limit at every step): videos[B, F, 3, H, W] in
+    [0, 1], one per prompt."""
     device = policy_device(policy)
     sigmas = schedule.sigmas().to(device)
     cond = policy.encode(prompts)
     x = torch.randn(len(prompts), *policy.latent_shape(), generator=generator).to(device)
-    ode = OdeSampler()
     for step in range(schedule.num_steps):
         s, s_next = sigmas[step], sigmas[step + 1]
         v = torch.cat([policy.velocity(x[c], s.expand(c.stop - c.start), index_cond(cond, c)) for c in chunks(len(prompts), micro_batch)])
-        x, _, _ = ode.step(x, v, s, s_next)
+        x = sampler.ode_step(x, v, s, s_next)
     return torch.cat([policy.decode(x[c]) for c in chunks(len(prompts), micro_batch)])

@@ -2,7 +2,7 @@
 
 All (video, question) pairs of a step go through the critic together: pair p holds its own copy of its video,
 so the gradient of sum_p r_p w.r.t. the copies is, copy by copy, d r_p / d video. One forward and one backward
-give the B x K gradient maps (METHOD.md: never loop K backward passes).
+give the B x K gradient maps (docs/method.md: never loop K backward passes).
 """
 
 from __future__ import annotations

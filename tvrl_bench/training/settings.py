@@ -4,15 +4,25 @@ from __future__ import annotations
 
 from typing import Any
 
-import gin
-
+from tvrl_bench import registry
+from tvrl_bench.credit.base import CreditRouter
+from tvrl_bench.evaluators.base import Evaluator
+from tvrl_bench.objectives.base import Objective
+from tvrl_bench.policies.base import Policy
+from tvrl_bench.prompts import PromptSet
 from tvrl_bench.registry import register
-from tvrl_bench.samplers.schedule import Schedule
+from tvrl_bench.rewards.base import Reward
+from tvrl_bench.samplers.base import Sampler
+from tvrl_bench.training.schedule import Schedule
 
 
 @register("training", "trial")
 class TrialSettings:
     """A complete TVRL trial: its components and training hyperparameters.
+
+    policy, sampler, reward, credit, objective, evaluator, dataset: one component of each trial family (see
+    `registry.trial_families`); a component not passed is built from its family's macro (`REWARD = @...()`,
+    which each preset binds), and each must honour its family's contract (`Reward`, `CreditRouter`, ...).
 
     steps: optimizer steps (one per RL iteration when minibatches = 1).
     prompts_per_step x group_size rollouts per step (across all processes); group_size rollouts share a prompt.
@@ -34,13 +44,13 @@ class TrialSettings:
 
     def __init__(
         self,
-        policy: Any = gin.REQUIRED,
-        sampler: Any = gin.REQUIRED,
-        reward: Any = gin.REQUIRED,
-        credit: Any = gin.REQUIRED,
-        objective: Any = gin.REQUIRED,
-        evaluator: Any = gin.REQUIRED,
-        dataset: Any = gin.REQUIRED,
+        policy: Policy | None = None,
+        sampler: Sampler | None = None,
+        reward: Reward | None = None,
+        credit: CreditRouter | None = None,
+        objective: Objective | None = None,
+        evaluator: Evaluator | None = None,
+        dataset: PromptSet | None = None,
         schedule: Schedule | None = None,
         steps: int = 100,
         seed: int = 0,
@@ -66,13 +76,16 @@ class TrialSettings:
         num_gpus: int = 0,
         optimizer: Any = None,
     ):
-        self.policy, self.sampler, self.reward = policy, sampler, reward
-        self.credit, self.objective, self.evaluator, self.dataset = credit, objective, evaluator, dataset
+        given = {"policy": policy, "sampler": sampler, "reward": reward, "credit": credit, "objective": objective,
+                 "evaluator": evaluator, "dataset": dataset}
+        for family in registry.trial_families():
+            setattr(self, family.axis, _component(family, given[family.axis]))
         self.schedule = schedule or Schedule()
         self.steps, self.seed = steps, seed
         self.prompts_per_step, self.group_size = prompts_per_step, group_size
         self.micro_batch, self.minibatches = micro_batch, minibatches
-        self.learning_rate, self.weight_decay, self.betas = learning_rate, weight_decay, tuple(betas)
+        self.learning_rate, self.weight_decay = learning_rate, weight_decay
+        self.betas = tuple(betas) if isinstance(betas, (list, tuple)) else betas  # a wrong type is named by validate()
         self.max_grad_norm = max_grad_norm
         self.advantage_std, self.advantage_eps, self.advantage_clip = advantage_std, advantage_eps, advantage_clip
         self.ratio_tolerance = ratio_tolerance
@@ -111,3 +124,16 @@ class TrialSettings:
                 f"(prompts_per_step x group_size)"
             )
         self.schedule.validate(self.sampler)
+
+
+def _component(family: registry.Family, value: Any) -> Any:
+    """The trial's component of `family`: the one given, else the one its macro binds; checked against the
+    family's contract."""
+    component = value if value is not None else registry.build(family.macro)
+    contract = family.contract_class()
+    if contract is not None and not isinstance(component, contract):
+        raise registry.RegistryError(
+            f"training.trial.{family.axis}: {type(component).__name__} is not a {contract.__name__}; bind "
+            f"{family.macro} to a {family.name} component (`tvrl-bench list {family.name}`)"
+        )
+    return component

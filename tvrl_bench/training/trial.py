@@ -19,10 +19,11 @@ from pathlib import Path
 
 import gin
 
-from tvrl_bench import config as gin_config
+from tvrl_bench import config as gin_config, registry
 from tvrl_bench.prompts import PromptItem
 from tvrl_bench.tracking import media, params as run_params
-from tvrl_bench.tracking.mlflow_run import DEFAULT_TRACKING_URI, TrialTracker, record_failed_run
+from tvrl_bench.tracking.mlflow_run import TrialTracker, record_failed_run
+from tvrl_bench.tracking.store import DEFAULT_TRACKING_URI
 from tvrl_bench.training.checkpoint import CheckpointDir
 from tvrl_bench.training.distributed import Processes
 from tvrl_bench.training.identity import trial_key
@@ -134,10 +135,11 @@ def _run(loaded: gin_config.LoadedConfig, key: str, settings: TrialSettings, pro
             log.info("resuming trial %s from step %d (attempt %d, run %s)", key, start, attempt, run_id)
         if processes.is_main:
             checkpoints.write_info(run_id, start, attempt=attempt)
-        metrics = trainer.run(start)
-        if tracker is not None:
+        evaluation = trainer.run(start)
+        metrics = evaluation.metrics if evaluation is not None else {}
+        if tracker is not None and evaluation is not None:
             tracker.log_metrics({f"eval/{k}": v for k, v in metrics.items()}, step=settings.steps)
-            tracker.log_json(trainer.last_raw, "eval/results.json")
+            tracker.log_json(evaluation.records, "eval/results.json")
             checkpoints.write_info(run_id, settings.steps, attempt=attempt, finished=True)
         status = "FINISHED"
         return TrialResult(run_id, status, metrics, key, checkpoints.folder)
@@ -161,12 +163,12 @@ def _record_failure(loaded: gin_config.LoadedConfig, key: str, options: TrialOpt
     seed = _bound("training.trial.seed", 0)
     steps = _bound("training.trial.steps", 100)
     names = {**run_params.presets_in_files(loaded.parsed_files), **options.labels}
-    credit = names.get("credit", "")
-    method = "base" if steps == 0 else ("GRPO" if credit == "uniform" else "TVRL")
+    every_axis = {**run_params.presets_in_files(loaded.parsed_files, registry.axes()), **options.labels}
+    method = run_params.method_from_presets(every_axis, base=steps == 0)
     params = {**names, "method": method, "seed": seed}
     if options.labels:
         name = run_params.axis_run_name(options.labels, seed, base=method == "base")
-    elif set(run_params.AXES) <= set(names):
+    elif set(registry.logged_axes()) <= set(names):
         name = run_params.run_name(names, seed, options.study)
     else:
         name = "-".join([*names.values(), f"s{seed}"])
@@ -222,13 +224,12 @@ def _build(loaded: gin_config.LoadedConfig) -> TrialSettings:
         settings = TrialSettings()
     except gin_config.ConfigError as exc:  # a value out of range: name the file and line that bound it
         raise gin_config.ConfigError(_locate_values(loaded, _without_gin_context(str(exc)))) from None
-    except TypeError as exc:
-        if "REQUIRED" in str(exc) or "required" in str(exc):
-            raise gin_config.ConfigError(
-                f"{_without_gin_context(str(exc))}; a trial needs policy, sampler, reward, credit, objective, evaluator "
-                "and dataset: start from components/profiles/toy.gin (`include 'components/profiles/toy.gin'`)"
-            ) from None
-        raise
+    except registry.RegistryError as exc:  # a family's macro unbound, or a component of the wrong family
+        families = ", ".join(f.axis for f in registry.trial_families())
+        raise gin_config.ConfigError(
+            f"{_without_gin_context(str(exc))}. A trial needs one of each: {families}; start from "
+            "components/profiles/toy.gin (`include 'components/profiles/toy.gin'`)"
+        ) from None
     gin_config.check_unused(loaded)
     return settings
 

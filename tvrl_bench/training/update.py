@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from tvrl_bench.objectives.grpo import Objective
+from tvrl_bench.objectives.base import Objective
 from tvrl_bench.objectives.losses import gaussian_mean_kl
 from tvrl_bench.policies.base import Policy, index_cond
 from tvrl_bench.samplers.base import Sampler

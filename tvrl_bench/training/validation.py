@@ -46,6 +46,8 @@ RULES: dict[str, tuple[Callable[[Any], bool], str, str]] = {
     "ratio_tolerance": (lambda v: _number(v) and v >= 0, "a number >= 0", "0.0"),
     "anchor_weight": (lambda v: _number(v) and v >= 0, "a number >= 0", "0.0"),
     "eval_prompts": (lambda v: _integer(v) and v >= 1, "an integer >= 1 (the final evaluation needs prompts)", "32"),
+    "eval_every": (lambda v: _integer(v) and v >= 0, "an integer >= 0 (0: evaluate only at the end)", "20"),
+    "eval_subset": (lambda v: v is None or (_integer(v) and v >= 1), "an integer >= 1 or None (all eval prompts)", "16"),
     "sample_videos": (lambda v: _integer(v) and v >= 0, "an integer >= 0", "4"),
     "checkpoint_every": (lambda v: _integer(v) and v >= 1, "an integer >= 1", "10"),
     "log_media_every": (lambda v: _integer(v) and v >= 1, "an integer >= 1", "10"),

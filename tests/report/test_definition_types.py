@@ -1,0 +1,20 @@
+"""Definition types: category columns in a stable order, the natural order of param values."""
+
+from __future__ import annotations
+
+from tvrl_bench.report.definition_types import natural_key
+from tvrl_bench.report.definitions import load_table
+
+
+def test_categories_present_in_a_stable_order():
+    cols = load_table("rewards").columns[2]
+    vbench = ["eval/physics", "eval/creativity", "eval/dim/subject_consistency", "eval/overall", "eval/commonsense"]
+    assert [(c.label, c.metric) for c in cols.expand(vbench)] == [
+        ("Creativity", "eval/creativity"), ("Common sense", "eval/commonsense"), ("Physics", "eval/physics")]
+    toy = ["eval/object", "eval/motion", "eval/background", "eval/attribute", "eval/overall", "train/loss"]
+    assert [c.label for c in cols.expand(toy)] == ["Attribute", "Background", "Motion", "Object"]
+
+
+def test_natural_order_of_values():
+    assert sorted(["10", "2", "window7", "window10", "window3", "1"], key=natural_key) == [
+        "1", "2", "10", "window3", "window7", "window10"]

@@ -1,0 +1,138 @@
+"""The tracking store: the URI rule, the fast check before use, and errors that name the URI and the fix."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from tvrl_bench.tracking.store import (DEFAULT_TRACKING_URI, HTTP_LIMITS, TrackingError, bound_retries, check_store,
+                                       describe_failure, is_tracking_failure, resolve_uri, sqlite_path, tracking_errors)
+
+
+def test_resolve_uri_prefers_the_argument_then_the_environment_then_the_default(monkeypatch):
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "sqlite:///env.db")
+    assert resolve_uri("sqlite:///given.db") == "sqlite:///given.db"
+    assert resolve_uri(None) == "sqlite:///env.db"
+    monkeypatch.delenv("MLFLOW_TRACKING_URI")
+    assert resolve_uri(None) == DEFAULT_TRACKING_URI == "sqlite:///mlflow.db"
+    assert resolve_uri("") == DEFAULT_TRACKING_URI
+
+
+def test_sqlite_path_of_relative_absolute_and_other_uris():
+    assert sqlite_path("sqlite:///mlflow.db") == Path("mlflow.db")
+    assert sqlite_path("sqlite:////abs/folder/m.db") == Path("/abs/folder/m.db")
+    assert sqlite_path("sqlite:///m.db?timeout=20") == Path("m.db")
+    assert sqlite_path("sqlite:///:memory:") is None
+    assert sqlite_path("sqlite:///") is None
+    assert sqlite_path("http://127.0.0.1:5000") is None
+    assert sqlite_path("file:///tmp/mlruns") is None
+
+
+def test_bound_retries_caps_mlflow_http_waits_but_keeps_a_value_the_user_set(monkeypatch):
+    for name in HTTP_LIMITS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "7")
+    bound_retries()
+    assert os.environ["MLFLOW_HTTP_REQUEST_TIMEOUT"] == "7"
+    assert os.environ["MLFLOW_HTTP_REQUEST_MAX_RETRIES"] == HTTP_LIMITS["MLFLOW_HTTP_REQUEST_MAX_RETRIES"]
+
+
+def test_a_new_database_in_a_writable_folder_passes_and_nothing_is_created(tmp_path):
+    (tmp_path / "sub").mkdir()
+    check_store(f"sqlite:///{tmp_path / 'sub' / 'm.db'}")
+    check_store(f"sqlite:///{tmp_path / 'not' / 'yet' / 'm.db'}")  # folders MLflow would create
+    assert [p.name for p in tmp_path.rglob("*")] == ["sub"]
+
+
+def test_an_existing_sqlite_database_passes(tmp_path):
+    path = tmp_path / "m.db"
+    with sqlite3.connect(path) as connection:
+        connection.execute("create table t (x integer)")
+    connection.close()
+    check_store(f"sqlite:///{path}")
+    check_store(f"sqlite:///{path}", write=False)
+
+
+def test_a_folder_is_named_as_not_a_file(tmp_path):
+    uri = f"sqlite:///{tmp_path / 'folder.db'}"
+    (tmp_path / "folder.db").mkdir()
+    with pytest.raises(TrackingError) as caught:
+        check_store(uri)
+    assert uri in str(caught.value) and "is a folder" in str(caught.value) and "--tracking-uri" in str(caught.value)
+
+
+@pytest.mark.parametrize("write", [True, False])
+def test_a_file_that_is_not_a_database_is_named_and_left_alone(tmp_path, write):
+    path = tmp_path / "notes.db"
+    path.write_text("my notes\n")
+    uri = f"sqlite:///{path}"
+    with pytest.raises(TrackingError) as caught:
+        check_store(uri, write=write)
+    message = str(caught.value)
+    assert uri in message and "notes.db is not an SQLite database" in message and "--tracking-uri" in message
+    assert path.read_text() == "my notes\n"
+
+
+def test_a_damaged_database_is_named(tmp_path):
+    path = tmp_path / "broken.db"
+    path.write_bytes(b"SQLite format 3\x00" + b"\xff" * 200)  # the right header, then garbage
+    uri = f"sqlite:///{path}"
+    with pytest.raises(TrackingError) as caught:
+        check_store(uri)
+    assert uri in str(caught.value) and "not a usable SQLite database" in str(caught.value)
+
+
+def test_an_unreachable_server_fails_in_seconds_naming_the_uri_and_how_to_start_one():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    uri = f"http://127.0.0.1:{port}"
+    started = time.monotonic()
+    with pytest.raises(TrackingError) as caught:
+        check_store(uri)
+    assert time.monotonic() - started < 15
+    assert uri in str(caught.value) and "mlflow server" in str(caught.value)
+
+
+def test_other_uris_are_not_checked():
+    check_store("file:///nonexistent/mlruns")
+    check_store("databricks")
+
+
+def test_tracking_errors_name_the_uri_of_a_store_failure():
+    uri = "sqlite:///somewhere.db"
+    with pytest.raises(TrackingError) as caught, tracking_errors(uri):
+        raise sqlite3.OperationalError("database is locked")
+    message = str(caught.value)
+    assert uri in message and "database is locked" in message and "--tracking-uri" in message
+    assert isinstance(caught.value.__cause__, sqlite3.OperationalError)
+
+
+def test_tracking_errors_leave_other_errors_as_they_are():
+    with pytest.raises(KeyError), tracking_errors("sqlite:///x.db"):
+        raise KeyError("not the store's fault")
+    original = TrackingError("already explained")
+    with pytest.raises(TrackingError) as caught, tracking_errors("sqlite:///x.db"):
+        raise original
+    assert caught.value is original
+
+
+def test_is_tracking_failure_recognises_mlflow_and_database_errors_only():
+    from mlflow.exceptions import MlflowException
+
+    assert is_tracking_failure(MlflowException("no such run"))
+    assert is_tracking_failure(sqlite3.DatabaseError("malformed"))
+    assert not is_tracking_failure(ValueError("mine"))
+    assert not is_tracking_failure(TrackingError("mine"))
+
+
+def test_describe_failure_keeps_one_short_line():
+    line = describe_failure("sqlite:///m.db", RuntimeError("first line " + "x" * 500 + "\nsecond line"))
+    assert "\n" not in line and "second line" not in line
+    assert "sqlite:///m.db" in line and ("first line " + "x" * 289 + "...") in line and ("x" * 290) not in line
+    assert "RuntimeError" in describe_failure("sqlite:///m.db", RuntimeError())

@@ -1,0 +1,18 @@
+"""Gin configs: finding files, loading them with clear errors, where each binding was written, value checks.
+
+    paths.py       search paths and `resolve` (cwd, $TVRL_BENCH_PATH, the checkout)
+    loading.py     `load_config`, `check_unused`, gin errors rewritten as FILE:LINE messages, captured configs
+    statements.py  binding statements read without resolving names; `locate` a binding's file and line
+    values.py      bound literals checked against component signatures; `check_safe_name`
+"""
+
+from tvrl_bench.config.errors import ConfigError
+from tvrl_bench.config.loading import captured_configs, check_unused, load_config
+from tvrl_bench.config.paths import PATH_ENV, PROJECT_ROOT, resolve, search_paths
+from tvrl_bench.config.statements import Binding, LoadedConfig, binding_locations, locate
+from tvrl_bench.config.values import check_safe_name, check_value_types
+
+__all__ = [
+    "PATH_ENV", "PROJECT_ROOT", "Binding", "ConfigError", "LoadedConfig", "binding_locations", "captured_configs",
+    "check_safe_name", "check_unused", "check_value_types", "load_config", "locate", "resolve", "search_paths",
+]

@@ -1,0 +1,115 @@
+"""The binding statements of config files read without resolving any name: what was bound, and where."""
+
+from __future__ import annotations
+
+import tokenize
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gin import config_parser
+
+from tvrl_bench.config.errors import ConfigError
+from tvrl_bench.config.paths import resolve
+
+
+@dataclass(frozen=True)
+class Binding:
+    """One `scope/selector.param = value` statement and where it was written."""
+
+    scope: str
+    selector: str
+    param: str
+    origin: str  # "file.gin:LINE" or "--gin_bindings"
+
+
+@dataclass
+class LoadedConfig:
+    """What was parsed: the files, the command-line bindings and the top-level binding statements."""
+
+    files: list[str]
+    bindings: list[str]
+    top_level: list[Binding] = field(default_factory=list)
+    parsed_files: list[str] = field(default_factory=list)  # every file parsed, includes too, in parse order
+
+    def config_text(self) -> str:
+        """The files and bindings as one gin text, so a worker process can re-parse exactly this config."""
+        lines = [f"include '{f}'" for f in self.files] + list(self.bindings)
+        return "\n".join(lines) + "\n"
+
+
+def same_configurable(recorded: str, written: str) -> bool:
+    return recorded == written or recorded.endswith("." + written)
+
+
+class ListingDelegate(config_parser.ParserDelegate):
+    """Lets the gin parser walk a file to list its statements without resolving any name."""
+
+    def configurable_reference(self, scoped_name: str, evaluate: bool) -> str:
+        return scoped_name
+
+    def macro(self, macro_name: str) -> str:
+        return macro_name
+
+
+def binding_statements(text: str, origin: str) -> list[Binding]:
+    try:
+        statements = list(config_parser.ConfigParser(text, ListingDelegate()))
+    except SyntaxError as exc:
+        raise ConfigError(syntax_message(exc, origin)) from None
+    except tokenize.TokenError as exc:
+        line = exc.args[1][0] if len(exc.args) > 1 else "?"
+        where = origin if origin == "--gin_bindings" else f"{origin}:{line}"
+        raise ConfigError(f"{where}: gin syntax error: {exc.args[0]} (an unclosed bracket or quote above this line)") from None
+    found = []
+    for s in statements:
+        if isinstance(s, config_parser.BindingStatement):
+            where = f"{origin}:{s.location.line_num}" if origin != "--gin_bindings" else origin
+            found.append(Binding(s.scope or "", s.selector, s.arg_name or "", where))
+    return found
+
+
+def syntax_message(exc: SyntaxError, origin: str) -> str:
+    where = origin if origin == "--gin_bindings" else f"{exc.filename or origin}:{exc.lineno}"
+    return f"{where}: gin syntax error: {exc.msg}\n    {(exc.text or '').rstrip()}"
+
+
+
+def binding_locations(loaded: LoadedConfig) -> dict[tuple[str, str, str], str]:
+    """(scope, selector, param) -> "file.gin:LINE" (or "--gin_bindings") of the binding gin applied last."""
+    found: dict[tuple[str, str, str], str] = {}
+    seen: set[str] = set()
+
+    def walk(path: str) -> None:
+        if path in seen:  # gin would stop on a cycle; here it only must not loop
+            return
+        seen.add(path)
+        try:
+            text = Path(path).read_text()
+            statements = list(config_parser.ConfigParser(text, ListingDelegate()))
+        except (OSError, SyntaxError, tokenize.TokenError, UnicodeDecodeError):
+            return
+        for s in statements:
+            if isinstance(s, config_parser.IncludeStatement):
+                try:
+                    walk(str(resolve(s.filename)))
+                except ConfigError:
+                    pass
+            elif isinstance(s, config_parser.BindingStatement):
+                found[(s.scope or "", s.selector, s.arg_name or "")] = f"{path}:{s.location.line_num}"
+
+    for path in loaded.files:
+        walk(path)
+    for b in loaded.top_level:
+        if b.origin == "--gin_bindings":
+            found[(b.scope, b.selector, b.param)] = "--gin_bindings"
+    return found
+
+
+def locate(loaded: LoadedConfig | None, selector: str, param: str, scope: str = "") -> str | None:
+    """Where `selector.param` was bound (see binding_locations), matching a short or a module-qualified name."""
+    if loaded is None:
+        return None
+    for (s_scope, s_selector, s_param), origin in reversed(list(binding_locations(loaded).items())):
+        if s_param == param and s_scope == scope and same_configurable(selector, s_selector):
+            return origin
+    return None

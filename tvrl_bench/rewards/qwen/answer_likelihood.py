@@ -1,0 +1,253 @@
+"""Answer-likelihood critic on Qwen VL models: r = log p(answer | video, question), teacher-forced.
+
+Loads a Qwen3.5, Qwen3-VL, Qwen2.5-VL or Qwen2-VL checkpoint and its processor from a local folder
+(rewards/qwen/loading.py); the model is frozen. For each (video, question) pair the chat template renders one user
+turn holding the video and the question (`question_template`), then the generation prompt with thinking off where
+the template has the switch (rewards/qwen/chat.py). The reference answer's tokens ("Yes") are appended and scored
+teacher-forced: the score is the sum over the answer tokens of log p(token | everything before), or its
+exponential with `score_type="prob"` (docs/method.md: log-prob default).
+
+The video goes through the differentiable preprocessing of `qwen/video.py` (identical to the checkpoint's video
+processor) and the token layout of `qwen/layout.py` (identical to the processor's text), so the score is
+differentiable w.r.t. the video pixels. Frame sampling, pixel budget, batching, weights and placement are the
+shared `rewards.qwen_inputs` settings (rewards/qwen/inputs.py). Pairs are scored in batches of `batch_size`,
+padded on `padding_side`; position ids (M-RoPE) come from the model's own code through `mm_token_type_ids`. With
+`recompute_in_backward`, each batch's forward is checkpointed: only the batch's video is kept and the forward is
+recomputed during the backward pass, so the memory held until backward is one batch's activations, not all P
+pairs'. Scores with gradient maps, per check or from one joint prompt per video, are in rewards/qwen/maps.py.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+import torch
+from torch.utils.checkpoint import checkpoint
+
+from tvrl_bench.registry import register
+from tvrl_bench.rewards.base import Reward
+from tvrl_bench.rewards.qwen import maps
+from tvrl_bench.rewards.qwen.chat import render_prompt
+from tvrl_bench.rewards.qwen.inputs import QwenInputs, resolve_inputs
+from tvrl_bench.rewards.qwen.joint import (
+    DEFAULT_JOINT_TEMPLATE,
+    answer_token_positions,
+    check_joint_template,
+    joint_answer,
+    joint_question,
+)
+from tvrl_bench.rewards.qwen.layout import (
+    QwenVisionTokens,
+    layout_texts,
+    mm_token_type_ids,
+    pad_sequences,
+    tokenize_texts,
+)
+from tvrl_bench.rewards.qwen.loading import load_qwen_vl
+from tvrl_bench.rewards.qwen.video import QwenVideoInputs, preprocess_videos, sample_frame_indices
+from tvrl_bench.rewards.qwen.video_settings import QwenVideoSettings
+
+SCORE_TYPES = ("log_prob", "prob")
+DEFAULT_QUESTION_TEMPLATE = "{question} Please answer Yes or No."
+PROMPT_MODES = ("per_check", "joint")
+
+
+def _check_template(template: str) -> None:
+    fields = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+    if "question" not in fields or not fields <= {"question", "prompt"}:
+        raise ValueError(
+            f"question_template={template!r} must contain '{{question}}' and may contain '{{prompt}}' only "
+            f"(found fields: {sorted(fields)})"
+        )
+
+
+@register("rewards", "qwen_vl")
+class QwenVLAnswerLikelihood(Reward):
+    """Qwen3.5 / Qwen3-VL / Qwen2.5-VL critic: teacher-forced log p("Yes" | video, question), differentiable."""
+
+    grad_spaces = ("pixels", "critic")
+
+    def __init__(
+        self,
+        path: str,
+        answer: str = "Yes",
+        score_type: str = "log_prob",
+        question_template: str = DEFAULT_QUESTION_TEMPLATE,
+        system_prompt: str | None = None,
+        prompt_mode: str = "per_check",
+        joint_template: str = DEFAULT_JOINT_TEMPLATE,
+        inputs: QwenInputs | None = None,
+    ) -> None:
+        """
+        Args:
+            path: local checkpoint folder (config.json, weights, tokenizer, processor, chat template).
+            answer: the reference answer whose tokens are scored.
+            score_type: "log_prob" (sum of the answer tokens' log-probs) or "prob" (its exponential).
+            question_template: the user text after the video; fields {question} (the check) and {prompt}.
+            system_prompt: a system message, or None for the template's default.
+            prompt_mode: "per_check" (one sequence per (video, check), the answer scored alone) or "joint" (the
+                official TVRL prompt: one sequence per video listing all checks as JSON, teacher-forced on the
+                all-"Yes" JSON answer; check k scores the token starting its value; rewards/qwen/joint.py).
+                In joint mode `batch_size` counts videos, and answer / score_type apply per check token.
+            joint_template: the joint user text; fields {questions} (the JSON list) and {prompt}.
+            inputs: frame sampling (frames / fps; both None: the checkpoint's video processor rule), video_fps,
+                pixel budget (None: the processor's), batch_size (None: 4), padding_side, recompute_in_backward,
+                dtype, device, attn_implementation; None: `rewards.qwen_inputs` as bound in gin.
+        """
+        super().__init__()
+        self.inputs = resolve_inputs("rewards.qwen_vl", inputs)
+        if score_type not in SCORE_TYPES:
+            raise ValueError(f"rewards.qwen_vl.score_type='{score_type}' must be one of {SCORE_TYPES}")
+        _check_template(question_template)
+        if prompt_mode not in PROMPT_MODES:
+            raise ValueError(f"rewards.qwen_vl.prompt_mode='{prompt_mode}' must be one of {PROMPT_MODES}")
+        check_joint_template(joint_template)
+
+        model, processor, model_type = load_qwen_vl(path, self.inputs, param="rewards.qwen_vl.path")
+        self.model = model
+        self.processor = processor
+        self.model_type = model_type
+        self.video_settings = self.inputs.video_settings(QwenVideoSettings.from_processor(processor.video_processor))
+        self.tokens = QwenVisionTokens.from_processor(processor)
+        self.answer = answer
+        self.answer_ids = list(processor.tokenizer(answer, add_special_tokens=False)["input_ids"])
+        if not self.answer_ids:
+            raise ValueError(f"rewards.qwen_vl.answer={answer!r} has no tokens")
+        self.score_type = score_type
+        self.question_template = question_template
+        self.system_prompt = system_prompt
+        self.video_fps = float(self.inputs.video_fps)
+        self.batch_size = self.inputs.batch(4)
+        self.padding_side = self.inputs.padding_side
+        self.recompute_in_backward = self.inputs.recompute_in_backward
+        self.prompt_mode = prompt_mode
+        self.joint_template = joint_template
+        # Declared preprocessing: frames sampled (None: by fps), fps sampled at, size chosen per input by
+        # smart_resize within [min_pixels, max_pixels] (see video_settings), hence None here.
+        s = self.video_settings
+        self.frames = s.num_frames if s.do_sample_frames else None
+        self.fps = s.fps if s.do_sample_frames and s.num_frames is None else None
+        self.size = None
+        self._prompt_cache: dict[tuple[str, str], str] = {}
+        self.freeze()
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    @property
+    def scores_jointly(self) -> bool:
+        return self.prompt_mode == "joint"
+
+    def joint_text(self, prompt: str, checks: list[str]) -> tuple[str, list[int], list[int]]:
+        """(chat text, reference answer ids, index in those ids of each check's value token) for one video."""
+        user = joint_question(checks, prompt, self.joint_template)
+        text = render_prompt(self.processor, user, self.system_prompt)
+        answer, starts = joint_answer(len(checks), self.answer)
+        ids, positions = answer_token_positions(self.processor.tokenizer, answer, starts)
+        return text, ids, positions
+
+    def score_with_maps(self, video, prompts, checks, space):
+        """(scores[B, K], maps or None) for video[B, F, 3, H, W]: per-check or joint scoring, maps w.r.t. the
+        pixels ([B, K, F, H, W]) or the critic's patches ([B, K, Tc, Hc, Wc]); rewards/qwen/maps.py."""
+        return maps.score_with_maps(self, video, prompts, checks, space)
+
+    def score(self, video, prompts, checks):
+        """Scores [B, K]; in joint mode from one joint sequence per video (detached: use score_with_maps for maps)."""
+        if self.scores_jointly:
+            return self.score_with_maps(video, prompts, checks, None)[0]
+        return super().score(video, prompts, checks)
+
+    def sampled_frames(self, num_frames: int) -> list[int]:
+        """The frames the processor keeps from a num_frames-frame video (2 fps: 4 of 33 frames)."""
+        return sample_frame_indices(self.video_settings, num_frames, self.video_fps)
+
+    def prompt_text(self, prompt: str, question: str) -> str:
+        """The rendered chat text (one video token) for a pair, before the video tokens are expanded."""
+        key = (prompt, question)
+        if key not in self._prompt_cache:
+            user_text = self.question_template.format(question=question, prompt=prompt)
+            text = render_prompt(self.processor, user_text, self.system_prompt)
+            if text.count(self.tokens.video_token) != 1:
+                raise ValueError(
+                    f"the chat template of this checkpoint wrote {text.count(self.tokens.video_token)} "
+                    f"'{self.tokens.video_token}' tokens for one video; expected exactly one"
+                )
+            self._prompt_cache[key] = text
+        return self._prompt_cache[key]
+
+    def model_inputs(self, videos: torch.Tensor, texts: list[str]) -> tuple[dict[str, Any], torch.Tensor]:
+        """Model keyword arguments for videos[b, F, 3, H, W] and their chat texts, with the answer appended.
+
+        Returns (kwargs for `model.model(...)`, prompt lengths [b] in tokens, before the answer).
+        """
+        inputs = preprocess_videos(videos, self.video_settings, self.video_fps)
+        laid_out = layout_texts(texts, inputs, self.video_settings, self.tokens)
+        prompt_ids = tokenize_texts(self.processor.tokenizer, laid_out)
+        input_ids, attention_mask = pad_sequences(
+            [ids + self.answer_ids for ids in prompt_ids], self.tokens.pad_token_id, self.padding_side
+        )
+        kwargs = self.forward_kwargs(input_ids, attention_mask, inputs)
+        return kwargs, torch.tensor([len(ids) for ids in prompt_ids])
+
+    def forward_kwargs(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, inputs: QwenVideoInputs
+    ) -> dict[str, Any]:
+        """The model's keyword inputs for padded input_ids[b, L] and attention_mask[b, L] with the preprocessed
+        videos `inputs` (pixel values, grid sizes and, for Qwen2.5-VL, seconds per temporal patch)."""
+        device = self.device
+        kwargs: dict[str, Any] = {
+            "input_ids": input_ids.to(device),
+            "attention_mask": attention_mask.to(device),
+            "mm_token_type_ids": mm_token_type_ids(input_ids, self.tokens).to(device),
+            "pixel_values_videos": inputs.pixel_values_videos,
+            "video_grid_thw": inputs.video_grid_thw.to(device),
+            "use_cache": False,
+        }
+        if self.model_type == "qwen2_5_vl":
+            kwargs["second_per_grid_ts"] = torch.tensor(
+                inputs.second_per_grid_ts(self.video_settings.temporal_patch_size), device=device
+            )
+        return kwargs
+
+    def _score_batch(self, videos: torch.Tensor, texts: list[str]) -> torch.Tensor:
+        """Scores [b] (float32) for videos[b, F, 3, H, W] on the model's device and their chat texts."""
+        kwargs, prompt_lengths = self.model_inputs(videos, texts)
+        hidden = self.model.model(**kwargs).last_hidden_state  # [b, L, D]
+        b, length = kwargs["input_ids"].shape
+        n_answer = len(self.answer_ids)
+        ends = torch.full((b,), length) if self.padding_side == "left" else prompt_lengths + n_answer
+        # Hidden state at position j predicts token j + 1: the answer's tokens are predicted from the n_answer
+        # positions before each sequence's end.
+        positions = (ends[:, None] - n_answer - 1 + torch.arange(n_answer)[None, :]).to(hidden.device)
+        picked = hidden[torch.arange(b, device=hidden.device)[:, None], positions]  # [b, A, D]
+        log_probs = torch.log_softmax(self.model.lm_head(picked).float(), dim=-1)
+        target = torch.tensor(self.answer_ids, device=hidden.device)[None, :, None].expand(b, -1, 1)
+        total = log_probs.gather(-1, target).squeeze(-1).sum(-1)
+        return total.exp() if self.score_type == "prob" else total
+
+    def score_pairs(self, videos: torch.Tensor, prompts: list[str], questions: list[str]) -> torch.Tensor:
+        """Scores [P] for videos[P, F, 3, H, W] in [0, 1]: log p(answer | video_p, question_p) (or p).
+
+        Differentiable w.r.t. `videos`; pairs are scored in batches of `batch_size`.
+        """
+        if videos.dim() != 5 or videos.shape[2] != 3:
+            raise ValueError(f"expected videos[P, F, 3, H, W], got shape {tuple(videos.shape)}")
+        if not (len(prompts) == len(questions) == videos.shape[0]):
+            raise ValueError(
+                f"got {videos.shape[0]} videos, {len(prompts)} prompts and {len(questions)} questions; "
+                "score_pairs needs one prompt and one question per video"
+            )
+        texts = [self.prompt_text(p, q) for p, q in zip(prompts, questions)]
+        on_device = videos.to(self.device)
+        recompute = self.recompute_in_backward and torch.is_grad_enabled() and videos.requires_grad
+        scores = []
+        for start in range(0, videos.shape[0], self.batch_size):
+            chunk = on_device[start : start + self.batch_size]
+            chunk_texts = texts[start : start + self.batch_size]
+            if recompute:
+                scores.append(checkpoint(self._score_batch, chunk, chunk_texts, use_reentrant=False))
+            else:
+                scores.append(self._score_batch(chunk, chunk_texts))
+        return torch.cat(scores).to(videos.device)

@@ -1,0 +1,270 @@
+"""Critics that write their scores as digits (VideoScore2, UnifiedReward-2.0): teacher-forced expected scores.
+
+The critic's published prompt asks for K scores in a fixed answer format, e.g.
+`Alignment Score (1-5): X\\nPhysics Score (1-5): Y\\nStyle Score (1-5): Z`. The answer template names each score
+slot (`{alignment}`, ...). Score k of a video is read where the model would write slot k's digit: the answer is
+teacher-forced up to that slot and the score is the expectation of the digit under the softmax over the allowed
+digit tokens (docs/method.md section 1), differentiable w.r.t. the video:
+
+    s_k = sum_d d * softmax_d(logit[d] for d in digits)                           (score_type "expected")
+    s_k = d_max * softmax_{d_max}                                                 (score_type "max_normed":
+          VideoScore2's published soft score, the best digit times its renormalised probability)
+
+With `decimal_places = n > 0` the slot is a decimal number: the integer digit's expectation plus, for each
+decimal place j, 10**-j times the expectation of that decimal digit (0-9), each read after the greedy digits
+before it.
+
+Earlier slots (k' < k) must hold some digits before slot k is read. `context = "greedy"` fills them as greedy
+decoding would (the argmax over the allowed digit tokens, found by extra forward passes without gradients, once
+per digit); an integer `context = c` fills every earlier slot with c (no extra passes). Digits chosen greedily
+are constants: gradients flow through the read positions' logits only. The sequences are planned in
+rewards/qwen/teacher_forcing.py.
+
+Vision input, two published ways (`vision`, rewards/qwen/digit_vision.py):
+- "video": qwen-vl-utils' `fetch_video` rules (`qwen_vl_utils_video.QwenVLUtilsVideo`: frames by fps or count,
+  uniform indices, smart_resize with factor = patch * merge and its pixel budget), then the checkpoint's video
+  processor's normalisation and patchify, one `<|video_pad|>` block (Qwen2.5-VL: `second_per_grid_ts =
+  temporal_patch_size / rope_fps`, the fps the reference passes to the processor);
+- "images": `num_images` frames at indices int(i * total / n) given as separate images, each resized by the
+  checkpoint's image processor rule (per-image pixel budget), one `<|image_pad|>` block each.
+
+Frame sampling, pixel budget, batching, weights and placement are the shared `rewards.qwen_inputs` settings
+(rewards/qwen/inputs.py). Pairs are scored in batches of `batch_size` (padded on `padding_side`; Qwen's M-RoPE
+positions come from the model's own code through `mm_token_type_ids`), each batch's differentiable forward
+checkpointed when `recompute_in_backward`. The model is loaded by `qwen/loading.py` (Qwen2.5-VL, Qwen2-VL,
+Qwen3-VL, Qwen3.5) and frozen.
+"""
+
+from __future__ import annotations
+
+import string
+
+import torch
+from torch.utils.checkpoint import checkpoint
+
+from tvrl_bench.rewards.base import Reward
+from tvrl_bench.rewards.qwen import digit_vision
+from tvrl_bench.rewards.qwen.chat import render_images_prompt, render_prompt
+from tvrl_bench.rewards.qwen.digit_vision import VISION_MODES, select_vision
+from tvrl_bench.rewards.qwen.inputs import QwenInputs, resolve_inputs
+from tvrl_bench.rewards.qwen.layout import (
+    QwenVisionTokens,
+    expand_video_tokens,
+    mm_token_type_ids,
+    pad_sequences,
+    tokenize_texts,
+)
+from tvrl_bench.rewards.qwen.loading import load_qwen_vl
+from tvrl_bench.rewards.qwen.teacher_forcing import AnswerTemplate, DigitTokens, PairSequence, plan, run_plans
+from tvrl_bench.rewards.qwen.video_settings import QwenVideoSettings
+
+SCORE_TYPES = ("expected", "max_normed")
+
+
+def _check_parameters(name: str, prompt_template: str, digits: tuple[int, int], decimal_places: int,
+                      context: str | int, score_type: str, vision: str, rope_fps: float | None) -> None:
+    fields = {f for _, f, _, _ in string.Formatter().parse(prompt_template) if f is not None}
+    if fields != {"prompt"}:
+        raise ValueError(f"{name}.prompt_template must contain the field {{prompt}} and no other (found "
+                         f"{sorted(fields)}); write literal braces as {{{{ and }}}}")
+    lo, hi = digits
+    if not 0 <= lo < hi <= 9:
+        raise ValueError(f"{name}.digits={tuple(digits)} must be (low, high) single digits with low < high")
+    if decimal_places < 0:
+        raise ValueError(f"{name}.decimal_places={decimal_places} must be 0 or more")
+    if not (context == "greedy" or (isinstance(context, int) and lo <= context <= hi)):
+        raise ValueError(f"{name}.context={context!r} must be 'greedy' or a digit in {lo}..{hi}")
+    if score_type not in SCORE_TYPES:
+        raise ValueError(f"{name}.score_type='{score_type}' must be one of {SCORE_TYPES}")
+    if score_type == "max_normed" and decimal_places:
+        raise ValueError(f"{name}: score_type='max_normed' reads one digit; set decimal_places = 0")
+    if vision not in VISION_MODES:
+        raise ValueError(f"{name}.vision='{vision}' must be one of {VISION_MODES}")
+    if rope_fps is not None and rope_fps <= 0:
+        raise ValueError(f"{name}.rope_fps={rope_fps} must be positive or None")
+
+
+class QwenDigitScoreCritic(Reward):
+    """Base of the digit-score critics; subclasses fix the prompt, answer format and score names."""
+
+    uses_checks = False
+    component_name = "qwen_digit_scores"
+    score_space = "score"
+
+    def __init__(
+        self,
+        path: str,
+        prompt_template: str,
+        answer_template: str,
+        score_names: tuple[str, ...],
+        digits: tuple[int, int] = (1, 5),
+        decimal_places: int = 0,
+        context: str | int = "greedy",
+        score_type: str = "expected",
+        vision: str = "video",
+        num_images: int = 16,
+        max_total_tokens: int | None = 128000,
+        count_rounding: str = "floor",
+        rope_fps: float | None = 2.0,
+        system_prompt: str | None = None,
+        inputs: QwenInputs | None = None,
+    ) -> None:
+        """Subclasses document the parameters; `inputs` is as `rewards.qwen_vl`'s (fps None:
+        2 fps, qwen-vl-utils' per-frame budget of 128-768 tokens; batch_size None: 1)."""
+        super().__init__()
+        name = f"rewards.{self.component_name}"
+        self.inputs = resolve_inputs(name, inputs)
+        _check_parameters(name, prompt_template, digits, decimal_places, context, score_type, vision, rope_fps)
+        self.score_names = tuple(score_names)
+        self.template = AnswerTemplate.parse(answer_template, self.score_names, f"{name}.answer_template")
+        model, processor, model_type = load_qwen_vl(path, self.inputs, param=f"{name}.path")
+        self.model, self.processor, self.model_type = model, processor, model_type
+        self.tokens = QwenVisionTokens.from_processor(processor)
+        self.digits = DigitTokens.from_tokenizer(processor.tokenizer, digits, self.template, name)
+        self.prompt_template = prompt_template
+        self.system_prompt = system_prompt
+        self.vision = vision
+        self.video_fps = float(self.inputs.video_fps)
+        self.rope_fps = rope_fps
+        self.num_images = int(num_images)
+        self.decimal_places = int(decimal_places)
+        self.context = context
+        self.score_type = score_type
+        self.batch_size = self.inputs.batch(1)
+        self.padding_side = self.inputs.padding_side
+        self.recompute_in_backward = self.inputs.recompute_in_backward
+        if vision == "video":
+            self.video_settings = QwenVideoSettings.from_processor(processor.video_processor)
+            self.video_rules = digit_vision.video_rules(
+                self.inputs, self.video_settings.factor, count_rounding, max_total_tokens
+            )
+            self.frames, self.fps = self.video_rules.nframes, self.video_rules.fps
+        else:
+            self.image_settings = digit_vision.image_settings(processor.image_processor, self.inputs)
+            self.frames, self.fps = self.num_images, None
+        self.size = None
+        self._prompt_cache: dict[str, str] = {}
+        self.freeze()
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    def prompt_text(self, prompt: str) -> str:
+        """The chat text for a video and its generation prompt (one vision placeholder per video / image), ending
+        with the generation prompt of the assistant turn."""
+        if prompt not in self._prompt_cache:
+            user_text = self.prompt_template.format(prompt=prompt)
+            if self.vision == "video":
+                text = render_prompt(self.processor, user_text, self.system_prompt)
+            else:
+                text = render_images_prompt(self.processor, self.num_images, user_text, self.system_prompt)
+            token = self.tokens.video_token if self.vision == "video" else self.tokens.image_token
+            expected = 1 if self.vision == "video" else self.num_images
+            if text.count(token) != expected:
+                raise ValueError(f"the chat template wrote {text.count(token)} '{token}' tokens; expected {expected}")
+            self._prompt_cache[prompt] = text
+        return self._prompt_cache[prompt]
+
+    def vision_inputs(self, videos: torch.Tensor) -> tuple[dict[str, torch.Tensor], list[list[str]]]:
+        """(model keyword arguments for videos[b, F, 3, H, W], per video the texts replacing its placeholders)."""
+        return digit_vision.vision_inputs(self, videos)
+
+    def _prefix_ids(self, texts: list[str], placeholders: list[list[str]]) -> list[list[int]]:
+        """Token ids of each chat text + the answer's first segment, with the vision placeholders expanded."""
+        token = self.tokens.video_token if self.vision == "video" else self.tokens.image_token
+        laid_out = expand_video_tokens(texts, [ph for per_video in placeholders for ph in per_video], token)
+        return tokenize_texts(self.processor.tokenizer, [t + self.template.segments[0] for t in laid_out])
+
+    def build_sequences(
+        self, videos: torch.Tensor, prompts: list[str], questions: list[str]
+    ) -> list[PairSequence]:
+        """Teacher-forced token ids and read positions for videos[b, F, 3, H, W] and their prompts and score
+        names (no gradients; greedy digits resolved by forward passes over the pairs still waiting)."""
+        with torch.no_grad():
+            vision, placeholders = self.vision_inputs(videos.detach())
+            prefix = self._prefix_ids([self.prompt_text(p) for p in prompts], placeholders)
+            slots = [self.template.slots.index(q) for q in questions]
+            pairs = [PairSequence(ids, plan(self.digits, slot, self.context, self.decimal_places), [])
+                     for ids, slot in zip(prefix, slots)]
+
+            def greedy(waiting: list[int], kinds: list[str]) -> list[int]:
+                logits = self._digit_logits(
+                    select_vision(vision, waiting, self.vision, self.num_images), [pairs[i].ids for i in waiting],
+                    [[len(pairs[i].ids) - 1] for i in waiting], kinds,
+                )
+                return [self.digits.ids(kind)[int(row[0].argmax())] for kind, row in zip(kinds, logits)]
+
+            return run_plans(pairs, greedy)
+
+    def _digit_logits(
+        self, vision: dict[str, torch.Tensor], sequences: list[list[int]], positions: list[list[int]],
+        kinds: list[str] | list[list[str]],
+    ) -> list[list[torch.Tensor]]:
+        """Per sequence, per read position, the float32 logits [n_digits] of the digit tokens (one forward)."""
+        input_ids, attention_mask = pad_sequences(sequences, self.tokens.pad_token_id, self.padding_side)
+        device = self.device
+        kwargs = {
+            "input_ids": input_ids.to(device),
+            "attention_mask": attention_mask.to(device),
+            "mm_token_type_ids": mm_token_type_ids(input_ids, self.tokens).to(device),
+            "use_cache": False,
+            **vision,
+        }
+        hidden = self.model.model(**kwargs).last_hidden_state  # [b, L, D]
+        length = input_ids.shape[1]
+        out = []
+        for row, (seq, pos, kind) in enumerate(zip(sequences, positions, kinds)):
+            offset = length - len(seq) if self.padding_side == "left" else 0
+            picked = hidden[row, torch.tensor(pos, device=hidden.device) + offset]  # [R, D]
+            row_kinds = [kind] * len(pos) if isinstance(kind, str) else kind
+            logits = self.model.lm_head(picked).float()
+            out.append([logits[r, self.digits.ids(k)] for r, k in enumerate(row_kinds)])
+        return out
+
+    def _expected(self, logits: torch.Tensor, kind: str) -> torch.Tensor:
+        """The score read from one position's digit logits[n_digits]: expected digit (or best digit x its prob)."""
+        values = torch.tensor(self.digits.values(kind), dtype=logits.dtype, device=logits.device)
+        probs = torch.softmax(logits, dim=-1)
+        if self.score_type == "max_normed":
+            best = probs.argmax()
+            return values[best] * probs[best]
+        return (probs * values).sum()
+
+    def _score_batch(self, videos: torch.Tensor, sequences: list[list[int]], reads: list[list[tuple]]) -> torch.Tensor:
+        """Scores [b] (float32) of pairs whose token sequences and read positions are known. Differentiable."""
+        vision, _ = self.vision_inputs(videos)
+        logits = self._digit_logits(vision, sequences, [[r[0] for r in rs] for rs in reads],
+                                    [[r[1] for r in rs] for rs in reads])
+        scores = []
+        for row_logits, rs in zip(logits, reads):
+            scores.append(sum(w * self._expected(row_logits[i], kind) for i, (_, kind, w) in enumerate(rs)))
+        return torch.stack(scores)
+
+    def score_pairs(self, videos: torch.Tensor, prompts: list[str], questions: list[str]) -> torch.Tensor:
+        """Scores [P] for videos[P, F, 3, H, W] in [0, 1]: the expected digit score of each pair's dimension.
+
+        `questions` are score names (`score_names`). Differentiable w.r.t. `videos`; batches of `batch_size`.
+        """
+        if videos.dim() != 5 or videos.shape[2] != 3:
+            raise ValueError(f"expected videos[P, F, 3, H, W], got shape {tuple(videos.shape)}")
+        if not (len(prompts) == len(questions) == videos.shape[0]):
+            raise ValueError(f"got {videos.shape[0]} videos, {len(prompts)} prompts and {len(questions)} questions; "
+                             "score_pairs needs one prompt and one score name per video")
+        unknown = sorted(set(questions) - set(self.score_names))
+        if unknown:
+            raise ValueError(f"rewards.{self.component_name} scores {self.score_names}; unknown score names {unknown}")
+        on_device = videos.to(self.device)
+        recompute = self.recompute_in_backward and torch.is_grad_enabled() and videos.requires_grad
+        scores = []
+        for start in range(0, videos.shape[0], self.batch_size):
+            chunk = on_device[start : start + self.batch_size]
+            pairs = self.build_sequences(chunk, prompts[start : start + self.batch_size],
+                                         questions[start : start + self.batch_size])
+            sequences, reads = [p.ids for p in pairs], [p.reads for p in pairs]
+            if recompute:
+                scores.append(checkpoint(self._score_batch, chunk, sequences, reads, use_reentrant=False))
+            else:
+                scores.append(self._score_batch(chunk, sequences, reads))
+        return torch.cat(scores).to(videos.device)
+

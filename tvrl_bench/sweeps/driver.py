@@ -1,0 +1,284 @@
+"""The sweep driver: plan a study, skip what is done, run the rest on an executor with retries, report.
+
+Before anything runs: the study and every trial's config are checked (plan), one sweep at a time may own the
+study's folder, and no trial of it may still be running from an earlier sweep (their folders' locks).
+Resume: rerunning a sweep skips every trial key that has a FINISHED run, marks RUNNING runs KILLED (their sweep
+died), and reruns the others; a rerun trial continues from its checkpoint as a new attempt. A trial whose
+process fails is retried until `max_attempts` (not after exit code 2, a mistake in its config or files that a
+retry would repeat); then it stays FAILED (with a FAILED run even when its process never logged one) and the
+other trials go on.
+Stopping: SIGTERM, SIGINT or SIGHUP is forwarded to the running trials, which checkpoint at their next step
+boundary and mark their runs KILLED; no new trial starts; the parent run is marked KILLED and a rerun resumes.
+A second signal is forwarded again (the trials then stop without waiting for the step to end).
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tqdm import tqdm
+
+from tvrl_bench.executors.base import NOT_STARTED, Executor, TrialCommand, log_file
+from tvrl_bench.sweeps.plan import TrialSpec, expand, load_study
+from tvrl_bench.sweeps.state import StudyTracker
+from tvrl_bench.sweeps.study import Study
+from tvrl_bench.tracking.params import axis_run_name, method_from_presets
+from tvrl_bench.tracking.store import DEFAULT_TRACKING_URI, tracking_errors
+from tvrl_bench.training.lock import FolderLock, TrialBusy, holder
+
+log = logging.getLogger("tvrl_bench.sweeps")
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+USAGE_ERROR = 2  # tvrl-train's exit code for a mistake in the config or files: a retry would fail the same way
+SWEEP_LOCK = ".sweep.lock"
+
+
+@dataclass
+class SweepOptions:
+    tracking_uri: str = DEFAULT_TRACKING_URI
+    out_dir: str = "."
+    profile: str | None = None
+    steps: int | None = None
+    max_attempts: int = 2
+    dry_run: bool = False
+    progress: bool = True
+    regenerate_tables: bool = True
+
+
+@dataclass
+class SweepSummary:
+    study: str
+    finished: list[TrialSpec] = field(default_factory=list)
+    failed: list[TrialSpec] = field(default_factory=list)
+    skipped: list[TrialSpec] = field(default_factory=list)
+    stopped: list[TrialSpec] = field(default_factory=list)  # interrupted by a signal: checkpointed, run KILLED
+    not_started: list[TrialSpec] = field(default_factory=list)
+    errors: dict[str, str] = field(default_factory=dict)  # trial key -> the last error line of its log
+    signal: int | None = None
+    seconds: float = 0.0
+    reports: dict | None = None
+
+    def line(self) -> str:
+        if self.signal is not None:
+            name = signal.Signals(self.signal).name
+            return (
+                f"study {self.study}: stopped by {name}: {len(self.stopped)} running trials checkpointed and marked "
+                f"KILLED, {len(self.finished)} finished, {len(self.failed)} failed, {len(self.not_started)} not "
+                f"started; the parent run is KILLED; rerun the same command to resume ({self.seconds:.1f} s)"
+            )
+        return (
+            f"study {self.study}: {len(self.finished)} finished, {len(self.failed)} failed, "
+            f"{len(self.skipped)} skipped (already finished) in {self.seconds:.1f} s"
+        )
+
+
+def plan(study_file: str, options: SweepOptions) -> tuple[Study, list[TrialSpec]]:
+    """Load, check and expand the study (all config errors surface here, before anything runs)."""
+    study, resolved = load_study(study_file, options.profile)
+    overrides = [f"training.trial.steps = {options.steps}"] if options.steps is not None else []
+    return study, expand(study, resolved, overrides)
+
+
+def describe_plan(study: Study, trials: list[TrialSpec], tracker: StudyTracker | None) -> str:
+    """The plan as text: each trial, its key and whether it is done."""
+    runs = tracker.runs() if tracker else None
+    lines = [f"study {study.name} ({len(trials)} trials; profile {study.profile})"]
+    for spec in trials:
+        state = "pending"
+        if runs is not None and runs.finished(spec.key):
+            state = "done"
+        elif runs is not None and runs.attempts(spec.key):
+            state = f"unfinished ({runs.attempts(spec.key)} attempts)"
+        lines.append(f"  {spec.key}  {state:<24} {spec.title}")
+    return "\n".join(lines)
+
+
+class _StopRequest:
+    """Signal handlers of the driver while trials run: remember the first signal and forward each one."""
+
+    def __init__(self, executor: Executor):
+        self.executor = executor
+        self.signum: int | None = None
+        self.previous: dict[int, object] = {}
+
+    def install(self) -> None:
+        if threading.current_thread() is threading.main_thread():
+            self.previous = {sig: signal.signal(sig, self._handle) for sig in STOP_SIGNALS}
+
+    def restore(self) -> None:
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)
+        self.previous = {}
+
+    def _handle(self, signum: int, frame) -> None:
+        first = self.signum is None
+        self.signum = self.signum or signum
+        log.warning("%s: %s", signal.Signals(signum).name,
+                    "stopping the running trials at their next step boundary (send it again to stop them at once)"
+                    if first else "stopping the running trials now")
+        self.executor.interrupt()
+
+
+def check_not_running(study: Study, trials: list[TrialSpec], folders: Path) -> None:
+    """TrialBusy when a trial of the study is still running in a live process (an earlier sweep's orphan)."""
+    busy = [(spec, pid) for spec in trials if (pid := holder(folders / spec.key)) is not None]
+    if busy:
+        listed = ", ".join(f"{spec.key} ({spec.title}) in process {pid or '?'}" for spec, pid in busy[:5])
+        pids = " ".join(str(pid) for _, pid in busy if pid)
+        raise TrialBusy(
+            f"{len(busy)} trial(s) of study {study.name} are still running from an earlier sweep: {listed}; wait for "
+            f"them to end or stop them (`kill {pids or 'PID'}`: they checkpoint and stop), then rerun"
+        )
+
+
+def run_sweep(study_file: str, executor_factory, options: SweepOptions,
+              planned: tuple[Study, list[TrialSpec]] | None = None) -> SweepSummary:
+    """Run (or resume) every trial of the study (`planned`: its plan, when already made); returns what happened."""
+    started = time.perf_counter()
+    study, trials = planned or plan(study_file, options)
+    uri = options.tracking_uri
+    if options.dry_run:
+        with tracking_errors(uri):
+            print(describe_plan(study, trials, StudyTracker.find(uri, study.name)))
+        return SweepSummary(study.name, seconds=time.perf_counter() - started)
+    out = Path(options.out_dir)
+    folders = out / "runs" / study.name  # tvrl-train puts each trial in folders/<key>
+    with FolderLock(folders, SWEEP_LOCK, what=f"study {study.name}"):
+        check_not_running(study, trials, folders)
+        executor: Executor = executor_factory()
+        try:
+            with tracking_errors(uri):
+                tracker = StudyTracker.open(uri, study.name, study.tables)  # the store exists before any worker
+        except BaseException:
+            executor.shutdown()
+            raise
+        summary = SweepSummary(study.name)
+        try:
+            with tracking_errors(uri):
+                _run_trials(study, trials, tracker, executor, options, summary, folders)
+        except BaseException:
+            executor.shutdown()
+            _end_parent(tracker, "FAILED", summary)
+            raise
+        summary.seconds = time.perf_counter() - started
+        if summary.signal is not None:
+            _end_parent(tracker, "KILLED", summary, folders)
+            return summary
+        with tracking_errors(uri):
+            tracker.finish({"finished": len(summary.finished) + len(summary.skipped), "failed": len(summary.failed)})
+    if options.regenerate_tables:
+        summary.reports = regenerate_tables(study, options)
+    return summary
+
+
+def _run_trials(study: Study, trials: list[TrialSpec], tracker: StudyTracker, executor: Executor,
+                options: SweepOptions, summary: SweepSummary, folders: Path) -> None:
+    """Launch every unfinished trial, retry failures, stop on a signal; fills `summary`."""
+    orphans = tracker.mark_orphans(folders)
+    if orphans:
+        log.info("marked %d orphaned RUNNING trial runs KILLED", orphans)
+    runs = tracker.runs()
+    todo = []
+    for spec in trials:
+        (summary.skipped if runs.finished(spec.key) else todo).append(spec)
+    out = Path(options.out_dir)
+    attempts = {spec.key: runs.attempts(spec.key) for spec in todo}
+    bar = tqdm(total=len(trials), initial=len(summary.skipped), desc=f"sweep {study.name}", unit="trial",
+               disable=not options.progress)
+    pending: dict[Future, TrialSpec] = {}
+    stop = _StopRequest(executor)
+
+    def launch(spec: TrialSpec) -> None:
+        attempts[spec.key] += 1
+        command = trial_command(spec, study, options, tracker.parent_run_id, attempts[spec.key], out)
+        pending[executor.submit(command)] = spec
+
+    stop.install()
+    try:
+        for spec in todo:
+            launch(spec)
+        while pending:
+            done, _ = wait(list(pending), timeout=1.0, return_when=FIRST_COMPLETED)
+            for future in done:
+                spec = pending.pop(future)
+                code = future.result()
+                if code == 0:
+                    summary.finished.append(spec)
+                    bar.update(1)
+                elif stop.signum is not None:
+                    (summary.not_started if code == NOT_STARTED else summary.stopped).append(spec)
+                elif attempts[spec.key] < options.max_attempts and code != USAGE_ERROR:
+                    log.warning("trial %s (%s) exited %d; retrying (attempt %d)", spec.key, spec.title, code, attempts[spec.key] + 1)
+                    launch(spec)
+                else:
+                    _record_failure(spec, tracker, options, attempts[spec.key], code, out, study, summary)
+                    bar.update(1)
+                bar.set_postfix(left=len(pending), finished=len(summary.finished), failed=len(summary.failed))
+    finally:
+        stop.restore()
+        bar.close()
+        executor.shutdown()
+    summary.signal = stop.signum
+
+
+def _record_failure(spec: TrialSpec, tracker: StudyTracker, options: SweepOptions, attempt: int, code: int,
+                    out: Path, study: Study, summary: SweepSummary) -> None:
+    """Count the trial FAILED, keep its error line, and make sure a FAILED run of it exists for the report."""
+    log_path = Path(log_file(out / "logs" / study.name, spec.key, attempt))
+    error = last_error_line(log_path) or f"the trial process exited with code {code}"
+    summary.failed.append(spec)
+    summary.errors[spec.key] = error
+    log.error("trial %s (%s) failed %d times; see %s", spec.key, spec.title, attempt, log_path)
+    if not tracker.has_attempt(spec.key, attempt):  # it died before logging a run (or before its own record)
+        params = {**{axis: Path(v).stem for axis, v in spec.labels.items()}, "seed": spec.seed}
+        if spec.base or "credit" in spec.labels:
+            params["method"] = method_from_presets({axis: Path(v).stem for axis, v in spec.labels.items()}, spec.base)
+        tracker.record_failure(options.tracking_uri, spec.key, attempt, axis_run_name(spec.labels, spec.seed, spec.base),
+                               params, error)
+
+
+def last_error_line(path: Path) -> str | None:
+    """The trial's own one-line error from its log (`tvrl-train: ...`), if it wrote one."""
+    try:
+        lines = path.read_text(errors="replace").splitlines()[-200:]
+    except OSError:
+        return None
+    for line in reversed(lines):
+        if line.startswith("tvrl-train: "):
+            return line[len("tvrl-train: "):]
+    return None
+
+
+def _end_parent(tracker: StudyTracker, status: str, summary: SweepSummary, folders: Path | None = None) -> None:
+    """End the parent run as `status`; after a stop, also mark child runs left RUNNING by dead trials KILLED."""
+    try:
+        if folders is not None:
+            tracker.mark_orphans(folders)
+        counts = {"finished": len(summary.finished) + len(summary.skipped), "failed": len(summary.failed)}
+        if summary.signal is not None:
+            counts["stopped"] = len(summary.stopped) + len(summary.not_started)
+        tracker.finish(counts, status=status)
+    except Exception as exc:  # the store may be what failed; the original error matters more
+        log.warning("could not mark the study's parent run %s: %s", status, exc)
+
+
+def trial_command(spec: TrialSpec, study: Study, options: SweepOptions, parent_run_id: str, attempt: int, out: Path) -> TrialCommand:
+    args = [*spec.files, "--gin_bindings", *spec.bindings]
+    args += ["--tracking-uri", options.tracking_uri, "--experiment", study.name, "--study", study.name]
+    args += ["--parent-run-id", parent_run_id, "--attempt", str(attempt), "--out", str(out / "runs")]
+    for axis, value in spec.labels.items():
+        args += ["--label", f"{axis}={Path(value).stem}"]
+    return TrialCommand(tuple(args), num_gpus=spec.num_gpus, log_path=log_file(out / "logs" / study.name, spec.key, attempt))
+
+
+def regenerate_tables(study: Study, options: SweepOptions) -> dict:
+    """The study's tables, through the report engine (the same as `tvrl-report --study NAME`)."""
+    from tvrl_bench.report import regenerate
+
+    return regenerate(study.name, options.tracking_uri, Path(options.out_dir) / "reports", study.tables or None)

@@ -1,0 +1,83 @@
+"""Collecting one step before any update: roll out the step's prompts, decode, score with the critic, and turn
+the rewards into advantages and the critic's gradients into credit maps (no gradient reaches the policy)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from tvrl_bench.objectives.advantages import group_advantages
+from tvrl_bench.policies.base import Policy
+from tvrl_bench.prompts import PromptItem
+from tvrl_bench.training.distributed import Processes
+from tvrl_bench.training.rollout import Rollout, chunks, sample_rollouts
+from tvrl_bench.training.scoring import Scores, score_videos
+from tvrl_bench.training.seeding import generator
+from tvrl_bench.training.settings import TrialSettings
+
+
+class TrialFailed(RuntimeError):
+    """The trial cannot go on (a non-finite reward, loss or gradient); its checkpoint is kept."""
+
+
+@dataclass
+class StepBatch:
+    """What one step collects before any update: B = this process's rollouts.
+
+    prompts[B], checks[B], cond (the policy's encoding), rollout, video[B, F, 3, H, W], scored (scores[B, K], mask,
+    grads), all_rewards[B_all] and all_groups[B_all] (every process; rollouts of a prompt share a group id),
+    all_advantages[B_all], advantages[B] (this process's, as the loss uses them), weight_maps[B, T', H', W']
+    (credit, mean 1 per rollout), step (the optimizer step it was collected for).
+    """
+
+    prompts: list[str]
+    checks: list[list[str]]
+    cond: Any
+    rollout: Rollout
+    video: torch.Tensor
+    scored: Scores
+    all_rewards: torch.Tensor
+    all_groups: torch.Tensor
+    all_advantages: torch.Tensor
+    advantages: torch.Tensor
+    weight_maps: torch.Tensor
+    train_weights: torch.Tensor | None = None  # [B, K, N] per-check maps (zero for missing checks) when asked
+    step: int = 0
+
+
+def collect_batch(s: TrialSettings, policy: Policy, processes: Processes, items: list[PromptItem],
+                  group_ids: torch.Tensor, micro_batch: int, step: int) -> StepBatch:
+    """Roll out `items` (this process's prompts, global group ids[P]) group_size times each and score them."""
+    device = processes.device
+    prompts = [it.prompt for it in items for _ in range(s.group_size)]
+    checks = [list(it.checks) for it in items for _ in range(s.group_size)]
+    groups = group_ids.repeat_interleave(s.group_size)
+    cond = policy.encode(prompts)
+    rollout = sample_rollouts(policy, s.sampler, s.schedule, cond, len(prompts),
+                              generator(s.seed, "rollout", step, processes.rank), micro_batch)
+    with torch.no_grad():
+        video = torch.cat([policy.decode(rollout.final[c]) for c in chunks(len(prompts), micro_batch)])
+    scored = score_videos(s.reward, video, prompts, checks, need_grads=s.credit.needs_grads, space=s.credit.grad_space)
+    all_rewards = processes.gather(scored.rewards().to(torch.float32).to(device))
+    if not torch.isfinite(all_rewards).all():
+        raise TrialFailed(f"step {step}: the critic returned a non-finite reward ({all_rewards.tolist()})")
+    all_groups = processes.gather(groups.to(device)).cpu()
+    all_advantages = group_advantages(all_rewards.cpu(), all_groups, s.advantage_std, s.advantage_eps, s.advantage_clip)
+    all_advantages = s.objective.step_advantages(all_advantages, generator(s.seed, "advantages", step), all_groups)
+    mine = slice(processes.rank * len(prompts), (processes.rank + 1) * len(prompts))
+    if s.objective.per_check_advantages:  # one advantage per (rollout, check) [B, K]
+        all_advantages = s.objective.check_advantages(
+            processes.gather(scored.scores.to(torch.float32).to(device)).cpu(), all_groups,
+            processes.gather(scored.mask.to(device)).cpu(),
+        )
+    weight_maps = s.credit(scored.grads, video, policy.token_grid, scored.mask).to(device)
+    train_weights = None
+    if s.objective.per_check_weights:  # one map per check for one ratio per check
+        maps = s.credit.per_check(scored.grads, video, policy.token_grid, scored.mask).to(device)
+        if maps.shape[1] == scored.mask.shape[1]:
+            maps = maps * scored.mask.to(maps)[..., None, None, None]
+        train_weights = maps.reshape(len(prompts), maps.shape[1], -1)
+    return StepBatch(prompts, checks, cond, rollout, video, scored, all_rewards, all_groups,
+                     all_advantages, all_advantages[mine].to(device), weight_maps, train_weights, step)

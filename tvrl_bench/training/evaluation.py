@@ -1,0 +1,78 @@
+"""Evaluating a trial's policy: deterministic ODE samples of the eval prompts, scored by the evaluator and by the
+critic (so reward hacking, critic up and evaluator flat, shows)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from tvrl_bench.policies.base import Policy
+from tvrl_bench.prompts import PromptItem
+from tvrl_bench.training.rollout import chunks, generate
+from tvrl_bench.training.scoring import score_videos
+from tvrl_bench.training.seeding import generator
+from tvrl_bench.training.settings import TrialSettings
+
+
+@dataclass
+class Evaluation:
+    """What an evaluation returns: the evaluator's metrics plus `critic_reward`, its per-video records, and the
+    first sample videos[n, F, 3, H, W] (n <= sample_videos) with their prompts."""
+
+    metrics: dict[str, float]
+    records: list[dict[str, Any]] = field(default_factory=list)
+    samples: torch.Tensor | None = None
+    sample_items: list[PromptItem] = field(default_factory=list)
+
+
+class TrialEvaluation:
+    """Generates and scores the eval prompts of one trial with fixed noise (generation seed = the trial's seed), so
+    evaluations at different steps and of different methods pair up prompt by prompt."""
+
+    def __init__(self, settings: TrialSettings, policy: Policy, items: list[PromptItem], micro_batch: int,
+                 device: torch.device):
+        self.s, self.policy, self.items = settings, policy, items
+        self.micro_batch, self.device = micro_batch, device
+
+    def generate(self, count: int) -> torch.Tensor:
+        """ODE samples for the first `count` eval prompts: videos[count, F, 3, H, W] in [0, 1] (CPU)."""
+        prompts = [it.prompt for it in self.items[:count]]
+        return generate(self.policy, self.s.sampler, self.s.schedule, prompts, generator(self.s.seed, "eval"),
+                        self.micro_batch).cpu()
+
+    def full(self) -> Evaluation:
+        """Every eval prompt, generated batch by batch into the evaluator (which may stream them to disk)."""
+        g = generator(self.s.seed, "eval")
+        samples: list[torch.Tensor] = []
+        critic: list[torch.Tensor] = []
+
+        def batches():
+            for c in chunks(len(self.items), self.micro_batch):
+                items = self.items[c]
+                prompts = [it.prompt for it in items]
+                videos = generate(self.policy, self.s.sampler, self.s.schedule, prompts, g, self.micro_batch).cpu()
+                samples.extend(videos[: max(0, self.s.sample_videos - c.start)])
+                checks = [it.checks for it in items]
+                critic.append(self.critic_rewards(videos, prompts, checks))
+                yield videos, prompts, checks
+
+        metrics, records = self.s.evaluator.evaluate_batches(batches())
+        metrics["critic_reward"] = float(torch.cat(critic).mean())
+        stacked = torch.stack(samples) if samples else None
+        return Evaluation(metrics, records, stacked, self.items[: len(samples)])
+
+    def subset(self) -> dict[str, float]:
+        """The evaluator's metrics and the critic's mean reward (`critic_reward`) on the first eval_subset eval
+        prompts, generated with the same fixed noise as the full evaluation."""
+        items = self.items[: self.s.eval_subset or len(self.items)]
+        prompts, checks = [it.prompt for it in items], [it.checks for it in items]
+        videos = self.generate(len(items))
+        metrics = self.s.evaluator.evaluate(videos, prompts, checks)
+        return {**metrics, "critic_reward": float(self.critic_rewards(videos, prompts, checks).mean())}
+
+    def critic_rewards(self, videos: torch.Tensor, prompts: list[str], checks: list) -> torch.Tensor:
+        """The critic's reward R_i[B] of videos[B, F, 3, H, W] (no gradients)."""
+        return score_videos(self.s.reward, videos.to(self.device), prompts, [list(c) for c in checks],
+                            need_grads=False).rewards().cpu()

@@ -1,0 +1,38 @@
+"""The metrics one optimizer step logs (`train/*`, `time/step_s`), from its batch and its updates' statistics."""
+
+from __future__ import annotations
+
+import torch
+
+from tvrl_bench.training import diagnostics
+from tvrl_bench.training.collect import StepBatch
+from tvrl_bench.training.settings import TrialSettings
+
+# Statistics that an objective or the anchor reports only when it computes them.
+OPTIONAL = ("kl", "kl_coef", "kl_moving", "kl_stepwise", "anchor")
+
+
+def step_metrics(s: TrialSettings, batch: StepBatch, totals: dict[str, float], grad_norms: list[float],
+                 entropy: torch.Tensor, seconds: float) -> dict[str, float]:
+    """totals: the updates' statistics averaged over minibatches; entropy[B_all]: credit entropy per rollout."""
+    metrics = {
+        "train/reward_mean": float(batch.all_rewards.mean()),
+        "train/reward_std": float(batch.all_rewards.std(unbiased=False)),
+        "train/loss": totals["loss"],
+        "train/ratio_mean": totals["ratio_mean"],
+        "train/clipfrac": totals["clipfrac"],
+        "train/approx_kl": totals["approx_kl"],
+        "train/grad_norm": sum(grad_norms) / len(grad_norms),
+        "train/credit_entropy": float(entropy.mean()),
+        "train/advantage_abs": float(batch.all_advantages.abs().mean()),
+        **diagnostics.group_spread(batch.all_rewards.cpu(), batch.all_groups),
+        # the critic's questions, not the prompts' checks: a head-based critic scores its heads instead
+        **diagnostics.reward_per_kind(batch.scored.scores.cpu(), s.reward.questions(batch.checks)),
+        "time/step_s": seconds,
+    }
+    if s.reward.floor_score is not None:
+        metrics["train/floor_fraction"] = diagnostics.floor_fraction(batch.scored.scores, batch.scored.mask, s.reward.floor_score)
+    for name in OPTIONAL:
+        if name in totals:
+            metrics[f"train/{name}"] = totals[name]
+    return metrics
