@@ -53,11 +53,11 @@ def _preset_selects(path: str, selector: str | None) -> bool:
 def method_of(credit_preset: str, credit: Any, steps: int, objective: Any = None) -> str:
     """'base' without training, 'null' for the null control (objectives.null), 'GRPO' for uniform credit,
     'TVRL' for any other router."""
-    if steps == 0:
-        return "base"
-    if objective is not None and component_selector(objective) == "objectives.null":
-        return "null"
-    return "GRPO" if component_selector(credit) == "credit.uniform" or credit_preset == "uniform" else "TVRL"
+    presets = {
+        "credit": "uniform" if component_selector(credit) == "credit.uniform" else credit_preset,
+        "objective": "null" if objective is not None and component_selector(objective) == "objectives.null" else "",
+    }
+    return method_from_presets(presets, base=steps == 0)
 
 
 def run_name(names: dict[str, str], seed: int, study: str | None = None) -> str:
@@ -84,8 +84,8 @@ def _short(value: str) -> str:
 
 
 def method_from_presets(presets: dict[str, str], base: bool) -> str:
-    """The `method` of a trial known only by its preset names (it failed before its components were built):
-    as `method_of` decides it, from the objective and credit presets."""
+    """The `method` of a trial from its objective and credit preset names (the one rule; `method_of` applies it to
+    built components, and a trial that failed before its components were built is named by its presets alone)."""
     if base:
         return "base"
     if presets.get("objective") == "null":

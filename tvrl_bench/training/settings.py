@@ -101,22 +101,6 @@ class TrialSettings:
         from tvrl_bench.training.validation import check_trial_values  # types and ranges, one line each
 
         check_trial_values(vars(self))
-        checks = {
-            "steps": self.steps >= 0,
-            "prompts_per_step": self.prompts_per_step >= 1,
-            "group_size": self.group_size >= 2,
-            "micro_batch": self.micro_batch >= 1,
-            "minibatches": self.minibatches >= 1,
-            "checkpoint_every": self.checkpoint_every >= 1,
-            "log_media_every": self.log_media_every >= 1,
-            "ratio_tolerance": self.ratio_tolerance >= 0,
-            "anchor_weight": self.anchor_weight >= 0,
-            "eval_every": self.eval_every >= 0,
-            "eval_subset": self.eval_subset is None or self.eval_subset >= 1,
-        }
-        for name, ok in checks.items():
-            if not ok:
-                raise ValueError(f"training.trial.{name} = {getattr(self, name)!r} is out of range (see `tvrl-bench list training`)")
         rollouts = self.prompts_per_step * self.group_size
         if rollouts % self.minibatches:
             raise ValueError(

@@ -162,8 +162,8 @@ def _record_failure(loaded: gin_config.LoadedConfig, key: str, options: TrialOpt
     """Log a FAILED run for a trial that failed before its own run existed (its error in tag tvrl.error)."""
     seed = _bound("training.trial.seed", 0)
     steps = _bound("training.trial.steps", 100)
-    names = {**run_params.presets_in_files(loaded.parsed_files), **options.labels}
     every_axis = {**run_params.presets_in_files(loaded.parsed_files, registry.axes()), **options.labels}
+    names = {**{axis: every_axis[axis] for axis in registry.logged_axes() if axis in every_axis}, **options.labels}
     method = run_params.method_from_presets(every_axis, base=steps == 0)
     params = {**names, "method": method, "seed": seed}
     if options.labels:
