@@ -46,3 +46,34 @@ def test_sampling_is_deterministic_given_the_generator(tiny_policy_path):
     assert torch.equal(a.latents, b.latents) and torch.equal(a.log_probs, b.log_probs)
     videos = generate(policy, OdeSampler(), schedule, PROMPTS, torch.Generator().manual_seed(1), micro_batch=2)
     assert videos.shape == (2, 8, 3, 16, 16) and videos.min() >= 0 and videos.max() <= 1
+
+
+def test_block_noise_rollouts_keep_the_log_probs_of_their_block_means(tiny_policy_path):
+    policy = ToyPolicy(tiny_policy_path, guidance=2.0)
+    schedule = Schedule(num_steps=4, sde_window=(1, 1), noise_block=(2, 2, 2))
+    cond = policy.encode(PROMPTS)
+    rollout = sample_rollouts(policy, SageSampler(eta=0.5), schedule, cond, 2, torch.Generator().manual_seed(0), micro_batch=2)
+    assert rollout.noise_block == (2, 2, 2)
+    sigmas = schedule.sigmas()
+    x, x_next = rollout.latents[:, 1], rollout.latents[:, 2]
+    with torch.no_grad():
+        v = policy.velocity(x, sigmas[1].expand(2), cond)
+    s, s_next = float(sigmas[1]), float(sigmas[2])
+    var = 0.25 * (-(s - s_next) + torch.log(torch.tensor((1 - s_next) / (1 - s), dtype=torch.float64)))
+    mean = x + v * (s_next - s) - var.float() / (2 * s) * (x + (1 - s) * v)
+    # a token is one 2 x 2 x 2 block here: its log-prob is the channel mean of log N(block mean of x'; of mu, var)
+    pooled = lambda t: t.reshape(2, 3, 4, 2, 8, 2, 8, 2).mean(dim=(3, 5, 7))
+    per_channel = gaussian_log_prob(pooled(x_next), pooled(mean), var.float())
+    torch.testing.assert_close(rollout.log_probs[:, 1], per_channel.mean(dim=1).reshape(2, -1), rtol=1e-5, atol=1e-5)
+
+
+def test_shared_start_gives_a_group_one_initial_noise_and_its_own_injected_noise(tiny_policy_path):
+    policy = ToyPolicy(tiny_policy_path, guidance=2.0)
+    schedule = Schedule(num_steps=4, sde_window=(1, 1), shared_start=True)
+    cond = policy.encode([PROMPTS[0]] * 2 + [PROMPTS[1]] * 2)
+    rollout = sample_rollouts(policy, SageSampler(eta=0.5), schedule, cond, 4, torch.Generator().manual_seed(0),
+                              micro_batch=4, group_size=2)
+    start, after_ode, after_sde = rollout.latents[:, 0], rollout.latents[:, 1], rollout.latents[:, 2]
+    assert torch.equal(start[0], start[1]) and torch.equal(start[2], start[3]) and not torch.equal(start[0], start[2])
+    assert torch.equal(after_ode[0], after_ode[1])  # the ODE step before the window keeps the group together
+    assert not torch.allclose(after_sde[0], after_sde[1])  # the SDE step's noise is each rollout's own

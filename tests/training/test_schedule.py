@@ -49,3 +49,8 @@ def test_shuffle_gives_each_sample_its_own_random_subset():
 def test_bad_schedules_name_the_parameter(kwargs):
     with pytest.raises(ValueError, match="training.schedule"):
         Schedule(**kwargs)
+
+
+def test_a_malformed_noise_block_names_the_parameter():
+    with pytest.raises(ValueError, match="training.schedule.noise_block"):
+        Schedule(num_steps=4, noise_block=(2, 2))

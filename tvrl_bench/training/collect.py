@@ -56,7 +56,7 @@ def collect_batch(s: TrialSettings, policy: Policy, processes: Processes, items:
     groups = group_ids.repeat_interleave(s.group_size)
     cond = policy.encode(prompts)
     rollout = sample_rollouts(policy, s.sampler, s.schedule, cond, len(prompts),
-                              generator(s.seed, "rollout", step, processes.rank), micro_batch)
+                              generator(s.seed, "rollout", step, processes.rank), micro_batch, s.group_size)
     with torch.no_grad():
         video = torch.cat([policy.decode(rollout.final[c]) for c in chunks(len(prompts), micro_batch)])
     scored = score_videos(s.reward, video, prompts, checks, need_grads=s.credit.needs_grads, space=s.credit.grad_space)

@@ -14,6 +14,7 @@ import torch
 
 from tvrl_bench.policies.base import Policy, index_cond
 from tvrl_bench.samplers.base import Sampler
+from tvrl_bench.samplers.noise_blocks import ELEMENT, Block, block_log_prob, block_noise, check_block
 from tvrl_bench.training.schedule import Schedule
 from tvrl_bench.tokens import latent_to_tokens
 
@@ -26,12 +27,14 @@ class Rollout:
     log_probs: [B, S, N] per-token log-prob of each step's sampled transition (zeros on ODE steps).
     sigmas: [S + 1] noise levels.
     trained: [B, S_train] step indices whose transitions are trained.
+    noise_block: latent positions (frames, rows, columns) that share one noise value (samplers/noise_blocks.py).
     """
 
     latents: torch.Tensor
     log_probs: torch.Tensor
     sigmas: torch.Tensor
     trained: torch.Tensor
+    noise_block: Block = ELEMENT
 
     @property
     def final(self) -> torch.Tensor:
@@ -65,25 +68,28 @@ def sample_rollouts(
     batch: int,
     generator: torch.Generator,
     micro_batch: int,
+    group_size: int = 1,
 ) -> Rollout:
     """Sample `batch` trajectories (SDE on the schedule's stochastic steps, ODE elsewhere).
 
     The velocity is computed in chunks of `micro_batch` rollouts; training recomputes it with the same chunks so
-    the first policy ratio is exactly 1.
+    the first policy ratio is exactly 1. Rollouts come in consecutive groups of `group_size` (one prompt each);
+    with `schedule.shared_start` the rollouts of a group start from the same initial noise.
     """
     device = policy_device(policy)
     sigmas = schedule.sigmas().to(device)
     stochastic = set(schedule.stochastic_steps())
-    x = torch.randn(batch, *policy.latent_shape(), generator=generator).to(device)
+    x = initial_noise(batch, tuple(policy.latent_shape()), group_size if schedule.shared_start else 1, generator).to(device)
+    block = check_block(schedule.noise_block, tuple(x.shape))
     states = [x]
     log_probs = []
     for step in range(schedule.num_steps):
         s, s_next = sigmas[step], sigmas[step + 1]
         v = torch.cat([policy.velocity(x[c], s.expand(c.stop - c.start), index_cond(cond, c)) for c in chunks(batch, micro_batch)])
         if step in stochastic:
-            noise = torch.randn(x.shape, generator=generator).to(device)
+            noise = block_noise(tuple(x.shape), block, generator).to(device)
             x_next, mean, var = sampler.step(x, v, s, s_next, noise=noise)
-            logp = latent_to_tokens(sampler.log_prob(x_next, mean, var), policy.token_grid)
+            logp = latent_to_tokens(block_log_prob(sampler, x_next, mean, var, block), policy.token_grid)
         else:
             x_next = sampler.ode_step(x, v, s, s_next)
             logp = torch.zeros(batch, _num_tokens(x, policy), device=device)
@@ -95,7 +101,15 @@ def sample_rollouts(
         log_probs=torch.stack(log_probs, dim=1),
         sigmas=sigmas,
         trained=schedule.trained_steps(batch, generator).to(device),
+        noise_block=block,
     )
+
+
+def initial_noise(batch: int, latent_shape: tuple[int, ...], group_size: int, generator: torch.Generator) -> torch.Tensor:
+    """x_1[B, C, T, H, W]: one standard normal draw per consecutive group of `group_size` rollouts, repeated."""
+    if batch % group_size:
+        raise ValueError(f"{batch} rollouts do not split into groups of {group_size}")
+    return torch.randn(batch // group_size, *latent_shape, generator=generator).repeat_interleave(group_size, dim=0)
 
 
 def policy_device(policy: Policy) -> torch.device:

@@ -10,6 +10,10 @@ Selection rules (the published variants, combined by three parameters):
   fraction, so every sample trains its own random subset.
 `balance=True` scales each trained transition's loss by median_t(g) / g_t (samplers/balance.py), so low-noise
 steps do not drown the gradient of the high-noise steps that decide the reward.
+`noise_block=(bt, bh, bw)` injects one noise value per block of latent positions instead of one per element
+(samplers/noise_blocks.py): fewer independent noise values per transition, a less noisy policy gradient.
+`shared_start=True` starts every rollout of a prompt's group from the same initial noise (DanceGRPO's
+init_same_noise), so the rewards within a group differ only through the noise the trained steps inject.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ class Schedule:
         train_fraction: float = 1.0,
         shuffle: bool = False,
         balance: bool = False,
+        noise_block: tuple[int, int, int] = (1, 1, 1),
+        shared_start: bool = False,
     ):
         if num_steps < 2:
             raise ValueError(f"training.schedule.num_steps must be >= 2 (one SDE step and a final ODE step), got {num_steps}")
@@ -52,6 +58,14 @@ class Schedule:
         self.train_fraction = train_fraction
         self.shuffle = shuffle
         self.balance = balance
+        block = tuple(noise_block)
+        if len(block) != 3 or not all(isinstance(b, int) and b >= 1 for b in block):
+            raise ValueError(
+                f"training.schedule.noise_block={noise_block!r} must be 3 positive integers (latent frames, rows, "
+                "columns sharing one noise value), e.g. (1, 1, 1) for per-element noise or the transformer's patch size"
+            )
+        self.noise_block = block
+        self.shared_start = shared_start
 
     def balance_factors(self, sampler: Sampler) -> torch.Tensor | None:
         """Per-step loss factors [num_steps] (see samplers/balance.py), or None when balancing is off."""

@@ -16,6 +16,7 @@ from tvrl_bench.objectives.base import Objective
 from tvrl_bench.objectives.losses import gaussian_mean_kl
 from tvrl_bench.policies.base import Policy, index_cond
 from tvrl_bench.samplers.base import Sampler
+from tvrl_bench.samplers.noise_blocks import block_log_prob, block_mean
 from tvrl_bench.tokens import latent_to_tokens
 from tvrl_bench.training.rollout import Rollout, chunks
 
@@ -63,10 +64,11 @@ def accumulate_policy_gradient(
                     mean_ref, _ = sampler.transition(x[idx], v_ref, sigma[idx], sigma_next[idx])
             v = policy.velocity(x[idx], sigma[idx], index_cond(cond, idx))
             mean, var = sampler.transition(x[idx], v, sigma[idx], sigma_next[idx])
-            logp_new = latent_to_tokens(sampler.log_prob(x_next[idx], mean, var), policy.token_grid)
+            logp_new = latent_to_tokens(block_log_prob(sampler, x_next[idx], mean, var, rollout.noise_block), policy.token_grid)
             if check_ratio_tolerance is not None and j == 0 and c.start == 0:
                 check_ratio(logp_new.detach(), logp_old[idx], check_ratio_tolerance)
-            kl = None if mean_ref is None else gaussian_mean_kl(mean, mean_ref, var)[:, None]
+            block = rollout.noise_block
+            kl = None if mean_ref is None else gaussian_mean_kl(block_mean(mean, block), block_mean(mean_ref, block), var)[:, None]
             step_advantages = advantages[idx]
             if balance is not None:
                 factor = balance.to(step_advantages.device)[rollout.trained[idx, j]]
