@@ -3,9 +3,10 @@
 Samples rollouts of the profile's policy exactly as training does (SDE sampler and schedule, `--group` rollouts
 per prompt for `--prompts` training prompts), scores every (video, check) pair with the critic and with the exact
 evaluator, and prints per kind: pairs, agreement (critic p(Yes) > 0.5 vs the evaluator's verdict), how often each
-says yes, and the fraction of scores at the critic's floor.
+says yes, and the fraction of scores at the critic's floor. Then the headroom of group-relative RL: the evaluator's
+`overall` of the rollout the critic's reward ranks best in each group, against the group mean and the worst.
 
-Last line: min_agreement=<lowest agreement over kinds> <kind>=<agreement> ...
+Last line: min_agreement=<lowest agreement over kinds> <kind>=<agreement> ... best_of_group_gain=<best - mean>
 
     python benchmarks/calibration.py [--prompts 48] [--group 4] [FILES.gin ...] [--gin_bindings ...]
 """
@@ -19,7 +20,7 @@ import gin
 import torch
 
 from tvrl_bench.config import load_config
-from tvrl_bench.evaluators.calibration import agreement_by_kind
+from tvrl_bench.evaluators.calibration import agreement_by_kind, best_of_group
 from tvrl_bench.training.diagnostics import check_kind
 from tvrl_bench.training.rollout import chunks, sample_rollouts
 from tvrl_bench.training.scoring import score_videos
@@ -50,7 +51,8 @@ def main() -> None:
     if s.reward.score_space not in ("log_prob", "prob"):
         raise SystemExit(f"{type(s.reward).__name__} scores are not answer probabilities (score_space "
                          f"{s.reward.score_space!r}): there is no p(Yes) > 0.5 to calibrate")
-    scores = score_videos(s.reward, video, prompts, checks, need_grads=False).scores
+    scored = score_videos(s.reward, video, prompts, checks, need_grads=False)
+    rewards, scores = scored.rewards().tolist(), scored.scores
     if s.reward.score_space == "prob":
         scores = scores.clamp_min(1e-30).log()
     _, records = s.evaluator.evaluate_detailed(video, prompts, [tuple(c) for c in checks])
@@ -67,8 +69,12 @@ def main() -> None:
     print(f"{'kind':<11} {'pairs':>5} {'agreement':>9} {'critic yes':>10} {'eval yes':>8} {'at floor':>8}")
     for row in table.values():
         print(f"{row.kind:<11} {row.pairs:>5} {row.agreement:>9.3f} {row.critic_yes:>10.3f} {row.evaluator_yes:>8.3f} {row.at_floor:>8.3f}")
+    headroom = best_of_group([float(r["score"]) for r in records], rewards, args.group)
+    print(f"evaluator overall over {headroom.groups} groups: critic's best {headroom.best:.3f}, group mean "
+          f"{headroom.mean:.3f}, critic's worst {headroom.worst:.3f}")
     worst = min(row.agreement for row in table.values())
-    print(f"min_agreement={worst:.3f} " + " ".join(f"{row.kind}={row.agreement:.3f}" for row in table.values()))
+    print(f"min_agreement={worst:.3f} " + " ".join(f"{row.kind}={row.agreement:.3f}" for row in table.values())
+          + f" best_of_group_gain={headroom.best - headroom.mean:.3f}")
 
 
 if __name__ == "__main__":

@@ -27,3 +27,16 @@ def test_agreement_per_kind_against_a_hand_made_case():
 def test_mismatched_lengths_are_a_clear_error():
     with pytest.raises(ValueError, match="one score, verdict and kind per pair"):
         agreement_by_kind([0.0], [True, False], ["object"])
+
+
+def test_best_of_group_against_a_hand_made_case():
+    from tvrl_bench.evaluators.calibration import best_of_group
+
+    evaluator = [0.2, 0.8, 0.5, 0.1, 1.0, 0.0]
+    rewards = [0.3, 0.9, 0.1, 0.5, 0.2, 0.7]  # critic-best / critic-worst: group 1 0.8 / 0.5, group 2 0.0 / 1.0
+    h = best_of_group(evaluator, rewards, 3)
+    assert h.groups == 2
+    assert h.best == pytest.approx((0.8 + 0.0) / 2) and h.worst == pytest.approx((0.5 + 1.0) / 2)
+    assert h.mean == pytest.approx((0.5 + 1.1 / 3) / 2)
+    with pytest.raises(ValueError, match="groups x group_size"):
+        best_of_group(evaluator, rewards, 4)

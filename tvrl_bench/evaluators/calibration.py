@@ -51,3 +51,37 @@ def agreement_by_kind(
             at_floor=0.0 if floor is None else sum(score <= floor + tolerance for score, _ in pairs) / n,
         )
     return dict(sorted(out.items()))
+
+
+@dataclass(frozen=True)
+class GroupHeadroom:
+    """Evaluator score of the rollout the critic ranks best in its group, the group mean, and the worst-ranked.
+
+    best - mean bounds what a policy that always produced its group's critic-best rollout would gain: the most that
+    group-relative RL can distill from this critic on these rollouts.
+    """
+
+    best: float
+    mean: float
+    worst: float
+    groups: int
+
+
+def best_of_group(evaluator_scores: list[float], rewards: list[float], group_size: int) -> GroupHeadroom:
+    """Averages over groups of the evaluator score at the critic's argmax, the group mean, and at its argmin.
+
+    evaluator_scores[B], rewards[B]: one per rollout, B = groups x group_size with each group's rollouts
+    consecutive. Ties go to the first rollout.
+    """
+    if len(evaluator_scores) != len(rewards) or group_size < 1 or len(rewards) % group_size:
+        raise ValueError(f"need B = groups x group_size scores and rewards; got {len(evaluator_scores)} and "
+                         f"{len(rewards)} with group_size {group_size}")
+    best = mean = worst = 0.0
+    n = len(rewards) // group_size
+    for g in range(n):
+        e = evaluator_scores[g * group_size:(g + 1) * group_size]
+        r = rewards[g * group_size:(g + 1) * group_size]
+        best += e[max(range(group_size), key=r.__getitem__)]
+        worst += e[min(range(group_size), key=r.__getitem__)]
+        mean += sum(e) / group_size
+    return GroupHeadroom(best / n, mean / n, worst / n, n)
