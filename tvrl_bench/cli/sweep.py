@@ -33,7 +33,20 @@ def build_parser() -> argparse.ArgumentParser:
                         help="where trials run: a registered executor, `local` processes (default) or `ray` (a Ray "
                         "cluster); `tvrl-bench list executors` lists them. Each gets the flags below that it takes")
     parser.add_argument("--address", default="auto", help="Ray cluster address HOST:PORT (with --executor ray; default auto)")
-    parser.add_argument("--cpus-per-trial", type=float, default=1.0, help="CPUs each Ray task asks for (default 1)")
+    parser.add_argument("--cpus-per-trial", type=float, default=1.0,
+                        help="CPUs each Ray task asks for (default 1; per node with --nodes-per-trial)")
+    parser.add_argument(
+        "--nodes-per-trial", type=int, metavar="M",
+        help="run each trial as one process group over M nodes (accelerate's multi-node launch, M x P processes "
+        "in all): with --executor ray on M distinct nodes of the cluster (a STRICT_SPREAD placement group per "
+        "trial), with the local executor as M node process groups on this machine joined on loopback (a check of "
+        "the multi-node path). Only rank 0 logs the trial's run; a trial fails if any node fails",
+    )
+    parser.add_argument(
+        "--processes-per-node", type=int, metavar="P",
+        help="processes of a trial on each node with --nodes-per-trial (default 1; one per GPU where the trial "
+        "asks for GPUs with training.trial.num_gpus > 0)",
+    )
     parser.add_argument(
         "--tracking-uri", default=None,
         help="MLflow tracking URI: a SQLite file or an http:// tracking server "
@@ -68,6 +81,9 @@ def check_flags(args: argparse.Namespace) -> None:
         raise UserError(f"--max-attempts {args.max_attempts}: give each trial at least 1 attempt")
     if args.steps is not None and args.steps < 0:
         raise UserError(f"--steps {args.steps}: give 0 (evaluate only) or more optimizer steps")
+    for flag, value in (("--nodes-per-trial", args.nodes_per_trial), ("--processes-per-node", args.processes_per_node)):
+        if value is not None and value < 1:
+            raise UserError(f"{flag} {value}: give 1 or more (a trial runs on nodes x processes-per-node processes)")
     if args.cpus_per_trial <= 0:
         raise UserError(f"--cpus-per-trial {args.cpus_per_trial}: give a positive number of CPUs")
     if os.path.exists(args.out) and not os.path.isdir(args.out):
@@ -100,7 +116,8 @@ def _sweep(args: argparse.Namespace) -> int:
         from tvrl_bench.executors.base import build_executor
 
         return build_executor(args.executor, workers=args.workers, threads=args.threads, address=args.address,
-                              cpus_per_trial=args.cpus_per_trial)
+                              cpus_per_trial=args.cpus_per_trial, nodes_per_trial=args.nodes_per_trial,
+                              processes_per_node=args.processes_per_node)
 
     summary = run_sweep(args.study, executor, options, planned)
     if args.dry_run:

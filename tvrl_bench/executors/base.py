@@ -20,9 +20,13 @@ class TrialCommand:
     num_gpus: int = 0
     log_path: str | None = None
 
+    def train_args(self, threads: int) -> list[str]:
+        """The arguments of `tvrl-train` (`-m tvrl_bench.cli.train ARGS`) for a process with `threads` threads."""
+        return [*self.args, "--threads", str(threads), "--no-progress", "--debug"]
+
     def argv(self, threads: int, gpus: int) -> list[str]:
         """The command line: plain tvrl-train, or `accelerate launch` over several GPUs."""
-        train = ["-m", "tvrl_bench.cli.train", *self.args, "--threads", str(threads), "--no-progress", "--debug"]
+        train = ["-m", "tvrl_bench.cli.train", *self.train_args(threads)]
         if gpus > 1:
             launch = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", str(gpus)]
             return launch + train

@@ -1,7 +1,7 @@
 """Trial checkpoints: trainable weights, optimizer state, the next step, and the MLflow run to resume.
 
 Layout: <folder>/state.pt (written atomically) and <folder>/trial.json ({"run_id", "step", "finished",
-"attempt"}).
+"attempt"}). state.pt always holds full tensors (a sharded trial gathers them first), so one process can load it.
 All randomness is derived from (seed, step), so no RNG state needs saving.
 A write that fails (a full disk, a read-only folder) raises CheckpointError naming the file, the reason and the
 fix, and leaves the previous checkpoint as it was.
@@ -101,11 +101,16 @@ class CheckpointDir:
             raise write_failure(self.info_path, exc) from None
 
     def save(self, step: int, run_id: str | None, parameters: dict[str, torch.Tensor], optimizer: Any, extra: dict) -> None:
-        """Save the state after `step` completed steps (the next step to run is `step`)."""
+        """Save the state after `step` completed steps (the next step to run is `step`).
+
+        parameters: {str(i): full tensor of trainable parameter i}; optimizer: the optimizer, or its state_dict
+        already gathered (a sharded trial's, training/sharded_state.py).
+        """
         import torch
 
         tmp = self.folder / "state.pt.tmp"
-        state = {"step": step, "parameters": parameters, "optimizer": optimizer.state_dict(), "extra": extra}
+        optimizer_state = optimizer if isinstance(optimizer, dict) else optimizer.state_dict()
+        state = {"step": step, "parameters": parameters, "optimizer": optimizer_state, "extra": extra}
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             torch.save(state, tmp)
@@ -122,7 +127,8 @@ class CheckpointDir:
         if not self.state_path.is_file():
             return None
         try:
-            return torch.load(self.state_path, map_location="cpu", weights_only=False)
+            # mmap: the processes of a trial each read the checkpoint without each holding a copy in memory
+            return torch.load(self.state_path, map_location="cpu", weights_only=False, mmap=True)
         except (RuntimeError, EOFError, OSError, pickle.UnpicklingError) as exc:  # truncated or overwritten
             first = (str(exc).splitlines() or [type(exc).__name__])[0]
             raise CheckpointError(

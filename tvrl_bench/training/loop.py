@@ -6,11 +6,14 @@ and scored by the critic in one batched forward (and one backward to the pixels 
 rewards are gathered across processes for group advantages; the router turns gradients into token weights; the
 objective is backpropagated through every trained transition; gradients are averaged across processes, clipped,
 and the optimizer steps. The trainer only talks to components through their contracts.
+
+With `training.sharding` (training/sharding.py) the policy's transformer is sharded over the processes before the
+optimizer is built: checkpoints hold the gathered full state (training/sharded_state.py), and every process takes
+part in the forwards of an evaluation the main process scores and logs (training/sharded_eval.py).
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
 import signal
@@ -30,8 +33,12 @@ from tvrl_bench.training.consistency import check_schedule_shift
 from tvrl_bench.training.distributed import Processes
 from tvrl_bench.training.evaluation import Evaluation, TrialEvaluation
 from tvrl_bench.training.optimizers import OptimizerChoice
+from tvrl_bench.training import sharded_eval
 from tvrl_bench.training.seeding import generator
 from tvrl_bench.training.settings import TrialSettings
+from tvrl_bench.training.sharded_state import (clip_grad_norm, gather_tree, load_parameters, parameter_digest,
+                                               shard_optimizer_state, shard_tree)
+from tvrl_bench.training.sharding import ShardingSettings, shard_policy
 from tvrl_bench.training.step_metrics import step_metrics
 from tvrl_bench.training.update import accumulate_policy_gradient
 
@@ -64,7 +71,8 @@ class Hooks:
 class Trainer:
     """Runs the steps of one trial on this process."""
 
-    def __init__(self, settings: TrialSettings, processes: Processes, checkpoints: CheckpointDir, run_id: str | None, hooks: Hooks | None = None, progress: bool = True):
+    def __init__(self, settings: TrialSettings, processes: Processes, checkpoints: CheckpointDir, run_id: str | None,
+                 hooks: Hooks | None = None, progress: bool = True, sharding: ShardingSettings | None = None):
         self.s = settings
         self.processes = processes
         self.checkpoints = checkpoints
@@ -73,6 +81,7 @@ class Trainer:
         self.progress = progress and processes.is_main
         self.policy = settings.policy.to(processes.device)
         settings.reward.to(processes.device)
+        self.sharded = shard_policy(self.policy, sharding, processes)  # before the optimizer sees the parameters
         self.parameters = self.policy.trainable_parameters()
         self.optimizer = (settings.optimizer or OptimizerChoice()).build(
             self.parameters, settings.learning_rate, settings.betas, settings.weight_decay
@@ -111,21 +120,30 @@ class Trainer:
 
     # -- state ------------------------------------------------------------------------------------------------
     def state(self) -> dict[str, torch.Tensor]:
-        return {str(i): p.detach().cpu().clone() for i, p in enumerate(self.parameters)}
+        """The full trainable parameters {str(i): tensor} on the CPU (gathered when sharded: collective, and only
+        the main process gets them)."""
+        return gather_tree({str(i): p for i, p in enumerate(self.parameters)}, keep=self.processes.is_main)
 
     def load_state(self, saved: dict[str, Any]) -> int:
-        with torch.no_grad():
-            for i, p in enumerate(self.parameters):
-                p.copy_(saved["parameters"][str(i)].to(p.device))
-        self.optimizer.load_state_dict(saved["optimizer"])
+        load_parameters(self.parameters, saved["parameters"])
+        optimizer = saved["optimizer"]
+        objective = saved["extra"].get("objective", {})
+        if self.sharded:  # full tensors sliced into this process's shards
+            optimizer = shard_optimizer_state(self.optimizer, optimizer)
+            objective = shard_tree(objective, self.s.objective.state_dict())
+        self.optimizer.load_state_dict(optimizer)
         self.s.credit.load_state_dict(saved["extra"].get("credit", {}))
-        self.s.objective.load_state_dict(saved["extra"].get("objective", {}))
+        self.s.objective.load_state_dict(objective)
         return int(saved["step"])
 
     def save(self, step: int) -> None:
-        if self.processes.is_main:
+        main = self.processes.is_main
+        if self.sharded or main:  # gathering sharded state is collective
             extra = {"credit": self.s.credit.state_dict(), "objective": self.s.objective.state_dict()}
-            self.checkpoints.save(step, self.run_id, self.state(), self.optimizer, extra)
+            optimizer = gather_tree(self.optimizer.state_dict(), main) if self.sharded else self.optimizer
+            parameters, extra = self.state(), gather_tree(extra, main) if self.sharded else extra
+            if main:
+                self.checkpoints.save(step, self.run_id, parameters, optimizer, extra)
         self.processes.barrier()
 
     # -- one step ---------------------------------------------------------------------------------------------
@@ -172,10 +190,10 @@ class Trainer:
         grad_norms = []
         for m in range(s.minibatches):
             stats = self.policy_gradient(batch, m)
-            if not math.isfinite(stats["loss"]):
-                raise TrialFailed(f"step {step}: non-finite loss {stats['loss']}")
+            if self.processes.any(not math.isfinite(stats["loss"])):  # every process stops, and saves, together
+                raise TrialFailed(f"step {step}: non-finite loss {stats['loss']} (on this process or another)")
             self.processes.average_gradients(self.parameters)
-            norm = torch.nn.utils.clip_grad_norm_(self.parameters, s.max_grad_norm)
+            norm = clip_grad_norm(self.parameters, s.max_grad_norm)
             if not torch.isfinite(norm):
                 raise TrialFailed(f"step {step}: non-finite gradient norm")
             self.optimizer.step()
@@ -192,14 +210,17 @@ class Trainer:
     def run(self, start_step: int = 0) -> Evaluation | None:
         """Train from `start_step` to `steps`, then evaluate; returns the final evaluation (main process; None
         on the others)."""
-        s = self.s
+        s, main = self.s, self.processes.is_main
         previous = {sig: signal.signal(sig, self._request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
-            if start_step == 0 and self.processes.is_main and s.sample_videos:
-                self.hooks.on_samples("start", self.evaluation.generate(s.sample_videos), self.eval_items[: s.sample_videos])
+            if start_step == 0 and s.sample_videos:
+                if main:
+                    self.hooks.on_samples("start", self.evaluation.generate(s.sample_videos), self.eval_items[: s.sample_videos])
+                elif self.sharded:
+                    sharded_eval.samples_alongside(self.evaluation, s.sample_videos)
             # before training (a base run, with no steps, has only its final evaluation)
-            if start_step == 0 and s.eval_every and s.steps and self.processes.is_main:
-                self.hooks.on_eval(0, self.evaluation.subset())
+            if start_step == 0 and s.eval_every and s.steps:
+                self.evaluate_subset(0)
             bar = tqdm(range(start_step, s.steps), total=s.steps, initial=start_step, desc="train", disable=not self.progress, unit="step")
             for step in bar:
                 try:
@@ -211,14 +232,17 @@ class Trainer:
                     self.hooks.on_step(step, out)
                 bar.set_postfix(reward=f"{out.metrics['train/reward_mean']:.3f}", s=f"{out.metrics['time/step_s']:.2f}")
                 done = step + 1
-                if s.eval_every and done % s.eval_every == 0 and done < s.steps and self.processes.is_main:
-                    self.hooks.on_eval(done, self.evaluation.subset())
-                if done % s.checkpoint_every == 0 or done == s.steps or self._stop:
+                if s.eval_every and done % s.eval_every == 0 and done < s.steps:
+                    self.evaluate_subset(done)
+                stop = self.processes.any(self._stop)  # a signal may have reached some processes only
+                if done % s.checkpoint_every == 0 or done == s.steps or stop:
                     self.save(done)
-                if self._stop:
+                if stop:
                     raise StopRequested(f"stopped by a signal after step {done}; checkpoint saved")
             self.log_parameter_digest()
-            if not self.processes.is_main:
+            if not main:
+                if self.sharded:
+                    sharded_eval.full_alongside(self.evaluation)
                 return None
             result = self.evaluation.full()
             if result.samples is not None:
@@ -228,12 +252,19 @@ class Trainer:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
 
+    def evaluate_subset(self, step: int) -> None:
+        """The evaluation during training at `step`: logged by the main process (every process generates when
+        the policy is sharded)."""
+        if self.processes.is_main:
+            self.hooks.on_eval(step, self.evaluation.subset())
+        elif self.sharded:
+            sharded_eval.subset_alongside(self.evaluation)
+
     def log_parameter_digest(self) -> None:
-        """Log a hash of the trained parameters per process (all processes must end with the same weights)."""
-        digest = hashlib.sha256()
-        for p in self.parameters:
-            digest.update(p.detach().cpu().contiguous().numpy().tobytes())
-        log.info("rank %d/%d final parameters sha256=%s", self.processes.rank, self.processes.world, digest.hexdigest()[:16])
+        """Log a hash of the trained parameters per process (all processes must end with the same weights; sharded
+        ones are gathered first)."""
+        log.info("rank %d/%d final parameters sha256=%s", self.processes.rank, self.processes.world,
+                 parameter_digest(self.parameters))
 
     def _request_stop(self, signum: int, frame: Any) -> None:
         if self._stop:

@@ -24,12 +24,13 @@ from tvrl_bench.prompts import PromptItem
 from tvrl_bench.tracking import media, params as run_params
 from tvrl_bench.tracking.mlflow_run import TrialTracker, record_failed_run
 from tvrl_bench.tracking.store import DEFAULT_TRACKING_URI
-from tvrl_bench.training.checkpoint import CheckpointDir
+from tvrl_bench.training.checkpoint import CheckpointDir, CheckpointError
 from tvrl_bench.training.distributed import Processes
 from tvrl_bench.training.identity import trial_key
 from tvrl_bench.training.lock import FolderLock
 from tvrl_bench.training.loop import Hooks, StepOutput, Trainer
 from tvrl_bench.training.settings import TrialSettings
+from tvrl_bench.training.sharding import ShardingSettings
 from tvrl_bench.videoio import write_mp4
 
 log = logging.getLogger("tvrl_bench.trial")
@@ -72,7 +73,8 @@ def run_trial(files: list[str], bindings: list[str] | None = None, options: Tria
     loaded = gin_config.load_config(files, bindings)
     check_values(loaded)  # before anything is built: a bad value costs a second, not a model load
     key = trial_key()
-    processes = Processes(cpu=options.cpu)
+    sharding = _sharding(loaded)  # before the Accelerator: on GPUs it carries accelerate's FSDP plugin
+    processes = Processes(cpu=options.cpu, sharding=sharding)
     checkpoints = CheckpointDir(Path(options.out_dir) / options.experiment / key)
     lock = FolderLock(checkpoints.folder).acquire() if processes.is_main else None
     try:
@@ -83,7 +85,7 @@ def run_trial(files: list[str], bindings: list[str] | None = None, options: Tria
             if processes.is_main:
                 _record_failure(loaded, key, options, exc)
             raise
-        return _run(loaded, key, settings, processes, checkpoints, options)
+        return _run(loaded, key, settings, processes, checkpoints, options, sharding)
     finally:
         if lock is not None:
             lock.release()
@@ -99,7 +101,7 @@ def check_values(loaded: gin_config.LoadedConfig) -> None:
 
 
 def _run(loaded: gin_config.LoadedConfig, key: str, settings: TrialSettings, processes: Processes,
-         checkpoints: CheckpointDir, options: TrialOptions) -> TrialResult:
+         checkpoints: CheckpointDir, options: TrialOptions, sharding: ShardingSettings | None = None) -> TrialResult:
     """Train and evaluate a built trial under its lock, tracking it in its own MLflow run."""
     config_text = gin_config.captured_configs()["config.gin"]
     names = run_params.preset_names(
@@ -119,6 +121,9 @@ def _run(loaded: gin_config.LoadedConfig, key: str, settings: TrialSettings, pro
     status = "FAILED"
     try:
         start = int(saved["step"]) if saved else 0
+        if not processes.same_everywhere(start):  # each process reads the checkpoint from its own --out
+            raise CheckpointError(f"{checkpoints.folder}: the trial's processes see different checkpoints (this one: "
+                                  f"step {start}); put --out on a file system that every node of the trial shares")
         if tracker is not None:
             tracker.log_params({**names, "method": method, "seed": settings.seed, **run_params.operative_params()})
             tracker.log_text(config_text, "config/config.gin")
@@ -127,7 +132,7 @@ def _run(loaded: gin_config.LoadedConfig, key: str, settings: TrialSettings, pro
                 tracker.carry_over(unfinished.run_id, up_to_step=start)
         run_id = tracker.run_id if tracker else None
         try:
-            trainer = Trainer(settings, processes, checkpoints, run_id, _hooks(tracker, settings), options.progress)
+            trainer = Trainer(settings, processes, checkpoints, run_id, _hooks(tracker, settings), options.progress, sharding)
         except ValueError as exc:  # values that do not fit together (batch splits, processes)
             raise gin_config.ConfigError(_locate_values(loaded, str(exc))) from None
         if saved:
@@ -149,6 +154,17 @@ def _run(loaded: gin_config.LoadedConfig, key: str, settings: TrialSettings, pro
     finally:
         if tracker is not None:
             tracker.finish(status)
+
+
+def _sharding(loaded: gin_config.LoadedConfig) -> ShardingSettings:
+    """`training.sharding` as the config binds it; a bad value is a ConfigError naming where it was bound."""
+    try:
+        return ShardingSettings()
+    except gin_config.ConfigError as exc:
+        name = str(exc).removeprefix("training.sharding.").split(" ", 1)[0]
+        where = gin_config.locate(loaded, "training.sharding", name)
+        message = _without_gin_context(str(exc))
+        raise gin_config.ConfigError(f"{where}: {message}" if where else message) from None
 
 
 def _run_name(names: dict[str, str], seed: int, method: str, options: TrialOptions) -> str:
