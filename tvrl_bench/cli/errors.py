@@ -18,6 +18,10 @@ USAGE = 2  # a user error: the message says what to change
 BUG = 1
 INTERRUPTED = 130
 
+# A collective (gloo, NCCL) whose peer process died or left: not this process's bug, and worth a retry.
+_PEER_LOST = re.compile(r"connection (closed|reset) by peer|DistBackendError|NCCL (error|communicator)|"
+                        r"\[gloo\]|gloo.*(timed out|closed)", re.IGNORECASE)
+
 # gin appends the configurable it was calling to an exception's message; the first such name is kept.
 _GIN_CALL = re.compile(r"\n\s*In call to configurable '([\w.]+)'.*", re.DOTALL)
 
@@ -43,6 +47,12 @@ def is_user_error(exc: BaseException) -> bool:
     return any(cls.__module__.startswith("tvrl_bench") and cls.__name__ in USER_ERRORS for cls in type(exc).__mro__)
 
 
+def is_peer_failure(exc: BaseException) -> bool:
+    """Whether `exc` is a collective failing because another process of the group died or disconnected."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return "DistBackendError" in names or bool(_PEER_LOST.search(f"{type(exc).__name__}: {exc}"))
+
+
 def strip_gin_context(message: str) -> tuple[str, str | None]:
     """(message without gin's "In call to configurable ..." lines, the configurable named there or None)."""
     found = _GIN_CALL.search(message)
@@ -66,6 +76,13 @@ def explain(exc: BaseException, tracking_uri: str | None = None) -> tuple[str, i
             "; check the path (a checkpoint or data file) bound in your config")
         return f"{where}{message}{fix}", USAGE
     first = message.splitlines()[0] if message else ""
+    if is_peer_failure(exc):
+        return (
+            f"another process of this trial failed or was lost ({type(exc).__name__}: {first}); its own log says why "
+            "(each node's output, or the sweep's logs/ folder). The trial can be rerun: it resumes from its last "
+            "checkpoint",
+            BUG,
+        )
     where = f" (building {component})" if component else ""
     return (
         f"internal error{where}: {type(exc).__name__}: {first} -- this is a bug in tvrl-bench or a component; "
