@@ -1,5 +1,5 @@
-"""One trial over 2 "nodes" x 1 process on loopback (gloo): the same parameters as 2 processes on one node, started
-by hand with `node_command` and by `tvrl-sweep --nodes-per-trial 2` (the local executor); a node that dies fails
+"""One trial over 2 "nodes" x 1 process on loopback (gloo), started by `tvrl-sweep --nodes-per-trial 2` (the local
+executor runs one `node_command` per node): the same parameters as 2 processes on one node; a node that dies fails
 the trial, and rank 0 marks its run FAILED."""
 
 from __future__ import annotations
@@ -27,20 +27,6 @@ def one_node_digest(tmp_path_factory, tiny_policy_path) -> str:
     found = digests(single.stderr)
     assert len(found) == 2 and found[0] == found[1]
     return found[0]
-
-
-def test_two_nodes_end_with_the_parameters_of_two_processes_on_one_node(tmp_path, tiny_policy_path, one_node_digest):
-    args = ["components/profiles/toy.gin", "--cpu", "--steps", "2", *bindings(tiny_policy_path),
-            "--tracking-uri", f"sqlite:///{tmp_path / 'nodes.db'}", "--out", str(tmp_path / "nodes"), "--no-progress"]
-    port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    nodes = [subprocess.Popen(node_command(args, 2, rank, "127.0.0.1", port), cwd=tmp_path, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for rank in (0, 1)]
-    outputs = [node.communicate(timeout=900) for node in nodes]
-    assert [node.returncode for node in nodes] == [0, 0], outputs[0][1][-3000:] + outputs[1][1][-3000:]
-    node_digests = [d for _, err in outputs for d in digests(err)]
-    assert len(node_digests) == 2 and node_digests[0] == node_digests[1] == one_node_digest
-    assert "rank 0/2" in outputs[0][1] and "rank 1/2" in outputs[1][1]
 
 
 def test_a_sweep_runs_one_trial_over_two_local_nodes_as_one_run(tmp_path, tiny_policy_path, one_node_digest):

@@ -194,23 +194,14 @@ def assert_same_parameters(state: dict, reference: dict) -> None:
         torch.testing.assert_close(mine, theirs, rtol=0, atol=1e-7)
 
 
-def test_fsdp_over_two_cpu_processes_ends_with_the_parameters_of_unsharded_training(tmp_path, tiny_policy_path, replicated):
-    result = two_processes(tmp_path, tiny_policy_path, *SHARDED)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "sharded transformer over 2 processes with torch fully_shard: 1 units" in result.stderr
-    found = digests(result.stderr)
-    assert len(found) == 2 and found[0] == found[1]  # both ranks gather the same full parameters
-    assert_same_parameters(final_state(tmp_path), replicated)
-    _, trial_runs = runs(tmp_path)
-    assert len(trial_runs) == 1 and trial_runs[0].info.status == "FINISHED"
-    assert trial_runs[0].data.params["training.sharding.enabled"] == "True"
-    assert "eval/overall" in trial_runs[0].data.metrics  # evaluated with every rank in the forwards
-
-
-def test_a_stopped_sharded_trial_resumes_from_its_gathered_checkpoint(tmp_path, tiny_policy_path, replicated):
-    # SIGTERM in the first step's scoring (on both ranks): stop after step 1 with a gathered checkpoint.
+def test_fsdp_over_two_cpu_processes_stopped_and_resumed_ends_with_the_parameters_of_unsharded_training(
+        tmp_path, tiny_policy_path, replicated):
+    # One sharded trial covers both claims (a separate uninterrupted run would add a minute of process start-up):
+    # SIGTERM in the first step's scoring (on both ranks) stops it after step 1 with a gathered checkpoint, and
+    # the resumed trial must end where the unsharded 2-process trial ends.
     stopped = two_processes(tmp_path, tiny_policy_path, *SHARDED, env={"TVRL_FAULT": "sigterm", "TVRL_FAULT_AT": "1"})
     assert stopped.returncode != 0 and "rerun the same command to resume" in stopped.stderr, stopped.stderr[-3000:]
+    assert "sharded transformer over 2 processes with torch fully_shard: 1 units" in stopped.stderr
     (trial,) = (tmp_path / "runs" / "trials").iterdir()
     assert '"step": 1' in (trial / "trial.json").read_text()
     checkpoint = torch.load(trial / "state.pt", map_location="cpu", weights_only=False)  # one process reads it
@@ -219,6 +210,11 @@ def test_a_stopped_sharded_trial_resumes_from_its_gathered_checkpoint(tmp_path, 
     resumed = two_processes(tmp_path, tiny_policy_path, *SHARDED)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert "from step 1 (attempt 2" in resumed.stderr
+    found = digests(resumed.stderr)
+    assert len(found) == 2 and found[0] == found[1]  # both ranks gather the same full parameters
     assert_same_parameters(final_state(tmp_path), replicated)
     _, trial_runs = runs(tmp_path)
     assert sorted(r.info.status for r in trial_runs) == ["FINISHED", "KILLED"]
+    (finished,) = [r for r in trial_runs if r.info.status == "FINISHED"]
+    assert finished.data.params["training.sharding.enabled"] == "True"
+    assert "eval/overall" in finished.data.metrics  # evaluated with every rank in the forwards

@@ -28,7 +28,7 @@ from tvrl_bench.samplers.base import Sampler, ZeroVarianceError, shifted_sigmas
 
 @register("training", "schedule")
 class Schedule:
-    """Denoising schedule: num_steps levels with a timestep shift, SDE window, trained fraction, shuffling."""
+    """Denoising schedule: levels with a timestep shift, SDE window, trained fraction, shuffling, noise blocks, shared start."""
 
     def __init__(
         self,
