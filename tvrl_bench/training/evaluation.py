@@ -4,7 +4,7 @@ critic (so reward hacking, critic up and evaluator flat, shows)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 
@@ -42,17 +42,27 @@ class TrialEvaluation:
         return generate(self.policy, self.s.sampler, self.s.schedule, prompts, generator(self.s.seed, "eval"),
                         self.micro_batch).cpu()
 
+    def chunk_videos(self) -> Iterator[tuple[slice, torch.Tensor]]:
+        """Every eval prompt's ODE sample, chunk by chunk from one noise stream: (slice of items, videos[b, F, 3, H,
+        W] on the CPU). The forwards of `full`; a sharded trial's other processes run them alongside."""
+        g = generator(self.s.seed, "eval")
+        for c in chunks(len(self.items), self.micro_batch):
+            prompts = [it.prompt for it in self.items[c]]
+            yield c, generate(self.policy, self.s.sampler, self.s.schedule, prompts, g, self.micro_batch).cpu()
+
+    def subset_size(self) -> int:
+        """How many eval prompts (the first ones) `subset` generates."""
+        return len(self.items[: self.s.eval_subset or len(self.items)])
+
     def full(self) -> Evaluation:
         """Every eval prompt, generated batch by batch into the evaluator (which may stream them to disk)."""
-        g = generator(self.s.seed, "eval")
         samples: list[torch.Tensor] = []
         critic: list[torch.Tensor] = []
 
         def batches():
-            for c in chunks(len(self.items), self.micro_batch):
+            for c, videos in self.chunk_videos():
                 items = self.items[c]
                 prompts = [it.prompt for it in items]
-                videos = generate(self.policy, self.s.sampler, self.s.schedule, prompts, g, self.micro_batch).cpu()
                 samples.extend(videos[: max(0, self.s.sample_videos - c.start)])
                 checks = [it.checks for it in items]
                 critic.append(self.critic_rewards(videos, prompts, checks))
@@ -66,7 +76,7 @@ class TrialEvaluation:
     def subset(self) -> dict[str, float]:
         """The evaluator's metrics and the critic's mean reward (`critic_reward`) on the first eval_subset eval
         prompts, generated with the same fixed noise as the full evaluation."""
-        items = self.items[: self.s.eval_subset or len(self.items)]
+        items = self.items[: self.subset_size()]
         prompts, checks = [it.prompt for it in items], [it.checks for it in items]
         videos = self.generate(len(items))
         metrics = self.s.evaluator.evaluate(videos, prompts, checks)
