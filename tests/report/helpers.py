@@ -2,7 +2,7 @@
 a fixed set of judgments with its truth.
 
 Expected numbers are computed here independently of tvrl_bench.report: `statistics` for means and stds, scipy's
-Welch t-test for delta intervals, and the cell texts are formatted from the spec in render.py's docstring.
+Welch t-test for unpaired delta intervals and its paired t-test (on the seeds both cells have) for paired ones, and the cell texts are formatted from the spec in render.py's docstring.
 """
 
 from __future__ import annotations
@@ -103,13 +103,25 @@ def welch(treated: list[float], baseline: list[float]) -> tuple[float, float, fl
     return statistics.fmean(treated) - statistics.fmean(baseline), float(ci.low), float(ci.high)
 
 
+def paired(treated: dict[int, float], baseline: dict[int, float]) -> tuple[float, float, float]:
+    """(mean per-seed difference, 95% CI low, high) from scipy's paired t-test over the seeds both have."""
+    seeds = sorted(set(treated) & set(baseline))
+    a, b = [treated[s] for s in seeds], [baseline[s] for s in seeds]
+    ci = sps.ttest_rel(a, b).confidence_interval(0.95)
+    return statistics.fmean(a) - statistics.fmean(b), float(ci.low), float(ci.high)
+
+
 def value_text(values: list[float]) -> str:
     m, s = mean_std(values)
     return f"{m:.2f}" if np.isnan(s) else f"{m:.2f} {PM} {s:.2f}"
 
 
-def delta_text(treated: list[float], baseline: list[float]) -> str:
-    d, lo, hi = welch(treated, baseline)
+def delta_text(treated: list[float] | dict[int, float], baseline: list[float] | dict[int, float]) -> str:
+    """A delta cell: Welch's for lists of values, paired by seed for {seed: value} dicts."""
+    if isinstance(treated, dict):
+        d, lo, hi = paired(treated, baseline)
+    else:
+        d, lo, hi = welch(treated, baseline)
     mark = "" if (lo > 0 or hi < 0) else MARK
     return f"{d:+.2f} [{lo:+.2f}, {hi:+.2f}]{mark}"
 

@@ -126,10 +126,22 @@ def test_table_file_given_as_a_path(tmp_path):
     assert parse_table_file(path).name == "mine"
 
 
-def test_delta_stats_carry_both_sample_sizes():
+def test_paired_delta_uses_the_seeds_both_cells_have():
     runs = runs_of(
         [{"sampler": "flow", "method": "GRPO", "seed": s, "eval/overall": v} for s, v in enumerate([0.5, 0.52, 0.49])]
         + [{"sampler": "flow", "method": "TVRL", "seed": s, "eval/overall": v} for s, v in enumerate([0.55, 0.58])]
     )
-    delta = build_metric_table(load_table("samplers"), runs).rows[0].cells[2]
+    delta = build_metric_table(load_table("samplers"), runs).rows[0].cells[2]  # the shipped table pairs by seed
+    assert isinstance(delta, DeltaStat) and (delta.n_treated, delta.n_baseline) == (2, 2)
+    assert delta.delta == pytest.approx(((55 - 50) + (58 - 52)) / 2)
+
+
+def test_unpaired_delta_stats_carry_both_sample_sizes(tmp_path):
+    path = tmp_path / "unpaired.toml"
+    path.write_text(load_table("samplers").path.read_text().replace("paired = true", "paired = false"))
+    runs = runs_of(
+        [{"sampler": "flow", "method": "GRPO", "seed": s, "eval/overall": v} for s, v in enumerate([0.5, 0.52, 0.49])]
+        + [{"sampler": "flow", "method": "TVRL", "seed": s, "eval/overall": v} for s, v in enumerate([0.55, 0.58])]
+    )
+    delta = build_metric_table(load_table(str(path)), runs).rows[0].cells[2]
     assert isinstance(delta, DeltaStat) and (delta.n_treated, delta.n_baseline) == (2, 3)
