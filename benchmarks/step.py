@@ -41,7 +41,7 @@ from tvrl_bench.training.settings import TrialSettings
 ROWS = 16 * 268
 MATMUL_SHAPES = [(ROWS, 64, 64), (ROWS, 64, 192), (ROWS, 64, 256), (ROWS, 256, 64), (1024, 1024, 1024)]
 # Every optimisation off: diffusers' own forward and the update's recomputed forward.
-REFERENCE = ["policies.toy.fast = False"]
+REFERENCE = ["policies.toy.fast = False", "training.trial.keep_rollout_graph = False"]
 
 
 def matmul_rates(repeats: int = 20) -> dict[tuple[int, int, int], float]:

@@ -19,9 +19,11 @@ from tvrl_bench.training.sharding import BLOCK_CLASS, ShardingSettings, shard_po
 LAUNCH = ["launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no",
           "--dynamo_backend", "no", "-m", "tvrl_bench.cli.train"]
 SHARDED = ["training.sharding.enabled = True"]
-# Both sides run diffusers' forward (sharding switches the toy policy to it), so only the gradient reduction and
-# the norm for clipping differ: sharded sums over shards, replicated over whole tensors.
-SAME_FORWARD = ["policies.toy.fast = False", "training.trial.checkpoint_every = 1"]
+# Both sides run diffusers' forward (sharding switches the toy policy to it) and recompute the trained transitions
+# (a sharded policy does not keep the rollout's graph), so only the gradient reduction and the norm for clipping
+# differ: sharded sums over shards, replicated over whole tensors.
+SAME_FORWARD = ["policies.toy.fast = False", "training.trial.keep_rollout_graph = False",
+                "training.trial.checkpoint_every = 1"]
 
 
 @pytest.fixture

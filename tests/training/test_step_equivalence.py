@@ -15,10 +15,13 @@ from tvrl_bench.training.checkpoint import CheckpointDir
 from tvrl_bench.training.distributed import Processes
 from tvrl_bench.training.settings import TrialSettings
 
-# Every optimisation off: diffusers' own transformer forward.
-REFERENCE = ["policies.toy.fast = False"]
+# Every optimisation off: diffusers' own transformer forward, the update recomputing the trained transitions.
+REFERENCE = ["policies.toy.fast = False", "training.trial.keep_rollout_graph = False"]
 # Each optimisation alone, so a difference names its cause.
-OPTIMISATIONS = {"lean_forward": ["policies.toy.fast = True"]}
+OPTIMISATIONS = {
+    "lean_forward": ["policies.toy.fast = True", "training.trial.keep_rollout_graph = False"],
+    "keep_rollout_graph": ["policies.toy.fast = False", "training.trial.keep_rollout_graph = True"],
+}
 
 
 def run_step(folder, monkeypatch, bindings: list[str]) -> dict:
@@ -32,6 +35,7 @@ def run_step(folder, monkeypatch, bindings: list[str]) -> dict:
 
     def recording_sample(*args, **kwargs):
         seen["rollout"] = sample(*args, **kwargs)
+        seen["kept_steps"] = sorted(seen["rollout"].graphs)
         return seen["rollout"]
 
     def recording_score(*args, **kwargs):
@@ -66,6 +70,9 @@ def test_step_results_equal_the_reference_to_float_rounding(reference, tmp_path,
     optimised = run_step(tmp_path, monkeypatch, OPTIMISATIONS[name])
     a, b = optimised["rollout"], reference["rollout"]
     assert torch.equal(a.trained, b.trained)
+    assert reference["kept_steps"] == []
+    if name == "keep_rollout_graph":  # the optimisation took effect: every trained step's graph was kept
+        assert optimised["kept_steps"] == sorted(set(a.trained.flatten().tolist())) != []
     torch.testing.assert_close(a.latents, b.latents, rtol=1e-4, atol=1e-4)
     torch.testing.assert_close(a.log_probs, b.log_probs, rtol=1e-4, atol=1e-4)
     torch.testing.assert_close(optimised["scored"].rewards(), reference["scored"].rewards(), rtol=1e-4, atol=1e-4)

@@ -1,4 +1,5 @@
-"""The policy-gradient pass: the first ratio is exactly 1, and a drifted policy is caught before any update."""
+"""The policy-gradient pass: the first ratio is exactly 1, a drifted policy is caught before any update, and the
+rollout's kept graph gives the gradient of the recomputed forward."""
 
 from __future__ import annotations
 
@@ -15,12 +16,13 @@ from tvrl_bench.training.update import RatioCheckError, accumulate_policy_gradie
 PROMPTS = ["a red circle moving right on a black background"] * 2 + ["a blue square moving up on a white background"] * 2
 
 
-def setup(path, shuffle=True):
+def setup(path, shuffle=True, keep_graph=False, train_fraction=1.0):
     policy = ToyPolicy(path)
     sampler = FlowSampler()
-    schedule = Schedule(num_steps=4, shuffle=shuffle)
+    schedule = Schedule(num_steps=4, shuffle=shuffle, train_fraction=train_fraction)
     cond = policy.encode(PROMPTS)
-    rollout = sample_rollouts(policy, sampler, schedule, cond, 4, torch.Generator().manual_seed(0), micro_batch=2)
+    rollout = sample_rollouts(policy, sampler, schedule, cond, 4, torch.Generator().manual_seed(0), micro_batch=2,
+                              keep_graph=keep_graph)
     return policy, sampler, cond, rollout
 
 
@@ -69,3 +71,44 @@ def test_balance_factors_scale_each_transition_like_its_loss(tiny_policy_path):
     only_first = torch.zeros(4)
     only_first[steps[0]] = 1.0
     assert not torch.allclose(gradient(only_first), plain)  # the other transitions dropped out
+
+
+def test_the_kept_graph_gives_the_recomputed_gradient_and_is_used_once(tiny_policy_path):
+    policy, sampler, cond, kept = setup(tiny_policy_path, shuffle=False, keep_graph=True, train_fraction=0.5)
+    _, _, _, plain = setup(tiny_policy_path, shuffle=False, train_fraction=0.5)
+    assert sorted(kept.graphs) == [0, 1] and not plain.graphs  # steps 0-1 of the 3 SDE steps are trained
+    assert all(g.requires_grad for g in kept.graphs.values())
+    torch.testing.assert_close(kept.latents, plain.latents, rtol=0, atol=0)  # the same samples either way
+    torch.testing.assert_close(kept.log_probs, plain.log_probs, rtol=0, atol=0)
+    advantages, weights = torch.tensor([1.0, -1.0, 0.5, -0.5]), torch.rand(4, 256, generator=torch.Generator().manual_seed(1)) + 0.5
+
+    def gradient(rollout):
+        policy.zero_grad(set_to_none=True)
+        stats = accumulate_policy_gradient(policy, sampler, CreditWeightedGRPO(), rollout, cond, torch.arange(4),
+                                           advantages, weights, micro_batch=2, check_ratio_tolerance=0.0)
+        return stats, torch.cat([p.grad.reshape(-1) for p in policy.trainable_parameters() if p.grad is not None])
+
+    stats_plain, recomputed = gradient(plain)
+    stats_kept, through_rollout = gradient(kept)
+    assert not kept.graphs  # consumed by the update
+    torch.testing.assert_close(through_rollout, recomputed, rtol=1e-5, atol=1e-9)
+    assert stats_kept == pytest.approx(stats_plain)
+    _, again = gradient(kept)  # no graph left: the update recomputes, to the same gradient
+    torch.testing.assert_close(again, recomputed, rtol=1e-5, atol=1e-9)
+
+
+def test_with_a_kept_graph_the_ratio_check_still_compares_a_separate_forward(tiny_policy_path):
+    policy, sampler, cond, rollout = setup(tiny_policy_path, shuffle=False, keep_graph=True)
+    with torch.no_grad():
+        policy.transformer.proj_out.bias.add_(1e-3)  # the graph holds the old weights' log-probs
+    with pytest.raises(RatioCheckError, match="ratio must be exactly 1"):
+        accumulate_policy_gradient(
+            policy, sampler, CreditWeightedGRPO(), rollout, cond, torch.arange(4),
+            torch.ones(4), torch.ones(4, 256), micro_batch=2, check_ratio_tolerance=0.0,
+        )
+    assert all(p.grad is None for p in policy.trainable_parameters())
+
+
+def test_keeping_the_graph_needs_the_same_trained_steps_for_every_rollout(tiny_policy_path):
+    with pytest.raises(ValueError, match="shuffle must be False"):
+        setup(tiny_policy_path, shuffle=True, keep_graph=True)

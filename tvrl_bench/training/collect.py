@@ -47,16 +47,25 @@ class StepBatch:
     step: int = 0
 
 
+def keeps_rollout_graph(s: TrialSettings, sharded: bool) -> bool:
+    """Whether the rollout keeps its trained steps' graphs for the update (TrialSettings.keep_rollout_graph, where
+    it applies: one update per step, no KL term, every rollout training the same steps, an unsharded policy)."""
+    return (s.keep_rollout_graph and s.minibatches == 1 and s.objective.kl_beta == 0 and not s.schedule.shuffle
+            and not sharded)
+
+
 def collect_batch(s: TrialSettings, policy: Policy, processes: Processes, items: list[PromptItem],
-                  group_ids: torch.Tensor, micro_batch: int, step: int) -> StepBatch:
-    """Roll out `items` (this process's prompts, global group ids[P]) group_size times each and score them."""
+                  group_ids: torch.Tensor, micro_batch: int, step: int, keep_graph: bool = False) -> StepBatch:
+    """Roll out `items` (this process's prompts, global group ids[P]) group_size times each and score them;
+    keep_graph: the rollout keeps its trained steps' graphs (see `keeps_rollout_graph`)."""
     device = processes.device
     prompts = [it.prompt for it in items for _ in range(s.group_size)]
     checks = [list(it.checks) for it in items for _ in range(s.group_size)]
     groups = group_ids.repeat_interleave(s.group_size)
     cond = policy.encode(prompts)
     rollout = sample_rollouts(policy, s.sampler, s.schedule, cond, len(prompts),
-                              generator(s.seed, "rollout", step, processes.rank), micro_batch, s.group_size)
+                              generator(s.seed, "rollout", step, processes.rank), micro_batch, s.group_size,
+                              keep_graph)
     with torch.no_grad():
         video = torch.cat([policy.decode(rollout.final[c]) for c in chunks(len(prompts), micro_batch)])
     scored = score_videos(s.reward, video, prompts, checks, need_grads=s.credit.needs_grads, space=s.credit.grad_space)

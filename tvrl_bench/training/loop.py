@@ -28,7 +28,7 @@ from tvrl_bench.credit.stats import credit_entropy
 from tvrl_bench.prompts import PromptItem
 from tvrl_bench.training.anchor import accumulate_anchor_gradient
 from tvrl_bench.training.checkpoint import CheckpointDir
-from tvrl_bench.training.collect import StepBatch, TrialFailed, collect_batch
+from tvrl_bench.training.collect import StepBatch, TrialFailed, collect_batch, keeps_rollout_graph
 from tvrl_bench.training.consistency import check_schedule_shift
 from tvrl_bench.training.distributed import Processes
 from tvrl_bench.training.evaluation import Evaluation, TrialEvaluation
@@ -162,7 +162,8 @@ class Trainer:
     def collect(self, step: int) -> StepBatch:
         """Roll out, decode and score the step's prompts; advantages and credit maps (no gradient to the policy)."""
         items, group_ids = self.step_items(step)
-        return collect_batch(self.s, self.policy, self.processes, items, group_ids, self.micro_batch, step)
+        keep = keeps_rollout_graph(self.s, self.sharded)
+        return collect_batch(self.s, self.policy, self.processes, items, group_ids, self.micro_batch, step, keep)
 
     def policy_gradient(self, batch: StepBatch, minibatch: int) -> dict[str, float]:
         """Accumulate the objective's gradient over one minibatch of the batch's rollouts (no optimizer step)."""

@@ -2,12 +2,13 @@
 
 Shapes: B rollouts; latents x[B, C, T, H, W]; S = schedule.num_steps; N tokens per rollout.
 The old log-probs are computed once, during sampling, from the same velocities that produced the samples; they
-are never recomputed.
+are never recomputed. With `keep_graph` the trained steps' log-probs also keep the policy's autograd graph, so a
+step that makes a single update backpropagates through the rollout's own forward instead of recomputing it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -28,6 +29,8 @@ class Rollout:
     sigmas: [S + 1] noise levels.
     trained: [B, S_train] step indices whose transitions are trained.
     noise_block: latent positions (frames, rows, columns) that share one noise value (samplers/noise_blocks.py).
+    graphs: {step: per-token log-probs [B, N] of that trained step with the policy's autograd graph}, when sampled
+    with keep_graph (every rollout then trains the same steps); empty otherwise.
     """
 
     latents: torch.Tensor
@@ -35,6 +38,7 @@ class Rollout:
     sigmas: torch.Tensor
     trained: torch.Tensor
     noise_block: Block = ELEMENT
+    graphs: dict[int, torch.Tensor] = field(default_factory=dict)
 
     @property
     def final(self) -> torch.Tensor:
@@ -69,30 +73,43 @@ def sample_rollouts(
     generator: torch.Generator,
     micro_batch: int,
     group_size: int = 1,
+    keep_graph: bool = False,
 ) -> Rollout:
     """Sample `batch` trajectories (SDE on the schedule's stochastic steps, ODE elsewhere).
 
     The velocity is computed in chunks of `micro_batch` rollouts; training recomputes it with the same chunks so
     the first policy ratio is exactly 1. Rollouts come in consecutive groups of `group_size` (one prompt each);
     with `schedule.shared_start` the rollouts of a group start from the same initial noise.
+    keep_graph: run the trained steps with gradients and keep their log-probs' graphs in `Rollout.graphs` (the
+    schedule must not shuffle, so every rollout trains the same steps); the samples are the same either way.
     """
+    if keep_graph and schedule.shuffle:
+        raise ValueError("keeping the rollout's graph needs every rollout to train the same steps: "
+                         "training.schedule.shuffle must be False")
     device = policy_device(policy)
     sigmas = schedule.sigmas().to(device)
     stochastic = set(schedule.stochastic_steps())
     x = initial_noise(batch, tuple(policy.latent_shape()), group_size if schedule.shared_start else 1, generator).to(device)
     block = check_block(schedule.noise_block, tuple(x.shape))
+    keep = set(schedule.stochastic_steps()[: schedule.num_trained]) if keep_graph else set()
     states = [x]
     log_probs = []
+    graphs = {}
     for step in range(schedule.num_steps):
         s, s_next = sigmas[step], sigmas[step + 1]
-        v = torch.cat([policy.velocity(x[c], s.expand(c.stop - c.start), index_cond(cond, c)) for c in chunks(batch, micro_batch)])
-        if step in stochastic:
-            noise = block_noise(tuple(x.shape), block, generator).to(device)
-            x_next, mean, var = sampler.step(x, v, s, s_next, noise=noise)
-            logp = latent_to_tokens(block_log_prob(sampler, x_next, mean, var, block), policy.token_grid)
-        else:
-            x_next = sampler.ode_step(x, v, s, s_next)
-            logp = torch.zeros(batch, _num_tokens(x, policy), device=device)
+        with torch.set_grad_enabled(step in keep):
+            v = torch.cat([policy.velocity(x[c], s.expand(c.stop - c.start), index_cond(cond, c)) for c in chunks(batch, micro_batch)])
+            if step in stochastic:
+                noise = block_noise(tuple(x.shape), block, generator).to(device)
+                x_next, mean, var = sampler.step(x, v, s, s_next, noise=noise)
+                x_next = x_next.detach()  # the sample is data for the later steps; only its log-prob keeps the graph
+                logp = latent_to_tokens(block_log_prob(sampler, x_next, mean, var, block), policy.token_grid)
+            else:
+                x_next = sampler.ode_step(x, v, s, s_next)
+                logp = torch.zeros(batch, _num_tokens(x, policy), device=device)
+        if step in keep:
+            graphs[step] = logp
+            logp = logp.detach()
         states.append(x_next)
         log_probs.append(logp)
         x = x_next
@@ -102,6 +119,7 @@ def sample_rollouts(
         sigmas=sigmas,
         trained=schedule.trained_steps(batch, generator).to(device),
         noise_block=block,
+        graphs=graphs,
     )
 
 

@@ -30,6 +30,11 @@ class TrialSettings:
     minibatches: optimizer updates per step, each on a slice of the step's rollouts.
     advantage_std: 'group' (per-prompt std), 'global' or 'none'; advantage_clip: |A| bound (None: no clip).
     ratio_tolerance: how far the recomputed log-probs may be from the rollout's before an update (0: exact).
+    keep_rollout_graph: run the trained steps of the rollout with gradients and backpropagate through that forward
+    instead of recomputing it in the update (the same gradients to float rounding, one forward per trained
+    transition less; memory holds every trained step's activations until the update, so keep it for small
+    policies). It applies when the step makes one update without a KL term, every rollout trains the same steps
+    and the policy is not sharded; otherwise the update recomputes as usual.
     eval_prompts: eval-set prompts generated at the end (deterministic ODE, generation seed = seed);
     eval_every: also evaluate every this many steps and before the first (0: only at the end), on the first
     eval_subset eval prompts (None: all eval_prompts) with the same fixed noise, logging eval/* curves and
@@ -66,6 +71,7 @@ class TrialSettings:
         advantage_eps: float = 1e-4,
         advantage_clip: float | None = 5.0,
         ratio_tolerance: float = 0.0,
+        keep_rollout_graph: bool = False,
         anchor_weight: float = 0.0,
         eval_prompts: int = 32,
         eval_every: int = 0,
@@ -89,6 +95,7 @@ class TrialSettings:
         self.max_grad_norm = max_grad_norm
         self.advantage_std, self.advantage_eps, self.advantage_clip = advantage_std, advantage_eps, advantage_clip
         self.ratio_tolerance = ratio_tolerance
+        self.keep_rollout_graph = keep_rollout_graph
         self.anchor_weight = anchor_weight
         self.eval_prompts, self.sample_videos = eval_prompts, sample_videos
         self.eval_every, self.eval_subset = eval_every, eval_subset

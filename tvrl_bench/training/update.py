@@ -3,6 +3,9 @@
 For every trained transition j and chunk c of rollouts: v = policy.velocity(x_t) with grad, the sampler's
 mean and variance of the step, per-token log-prob of the sampled x_{t-1}, the objective, and backward with
 weight |c| / (B * S_train), so the accumulated gradient is that of the mean over (rollout, transition).
+When the rollout kept its trained steps' graphs (`Rollout.graphs`) and the minibatch is the whole batch, the
+log-probs with gradients are those graphs instead of a recomputed forward (one backward per transition); the
+ratio check then recomputes the first chunk without gradients, so it still compares two separate forwards.
 """
 
 from __future__ import annotations
@@ -52,34 +55,71 @@ def accumulate_policy_gradient(
     n_rows, n_trained = len(rows), rollout.trained.shape[1]
     kl_beta = objective.kl_beta
     for j in range(n_trained):
-        x, x_next, sigma, sigma_next, logp_old = rollout.transition(j)
+        logp_old = rollout.transition(j)[4]
+        kept = kept_log_probs(rollout, j, n_rows)
+        if kept is not None and kl_beta > 0:
+            raise ValueError("a KL term needs the reference's forward before the policy's: it cannot use the rollout's "
+                             "kept graph (set training.trial.keep_rollout_graph = False)")
+        pending = None  # with a kept graph the chunks share it: one backward for the transition
         for c in chunks(n_rows, micro_batch):
             idx = rows[c]
-            mean_ref = None
-            if kl_beta > 0:  # before the policy's forward: a reference that swaps weights in place must not
-                # touch tensors the policy's graph has saved
-                reference = objective.reference_context(policy)
-                with torch.no_grad(), reference:
-                    v_ref = policy.velocity(x[idx], sigma[idx], index_cond(cond, idx))
-                    mean_ref, _ = sampler.transition(x[idx], v_ref, sigma[idx], sigma_next[idx])
-            v = policy.velocity(x[idx], sigma[idx], index_cond(cond, idx))
-            mean, var = sampler.transition(x[idx], v, sigma[idx], sigma_next[idx])
-            logp_new = latent_to_tokens(block_log_prob(sampler, x_next[idx], mean, var, rollout.noise_block), policy.token_grid)
-            if check_ratio_tolerance is not None and j == 0 and c.start == 0:
-                check_ratio(logp_new.detach(), logp_old[idx], check_ratio_tolerance)
-            block = rollout.noise_block
-            kl = None if mean_ref is None else gaussian_mean_kl(block_mean(mean, block), block_mean(mean_ref, block), var)[:, None]
+            check = check_ratio_tolerance if j == 0 and c.start == 0 else None
+            if kept is None:
+                logp_new, kl = _recomputed(policy, sampler, objective, rollout, cond, j, idx, check)
+            else:
+                logp_new, kl = kept[idx], None
+                if check is not None:  # a separate forward, so the check still compares two computations
+                    with torch.no_grad():
+                        _recomputed(policy, sampler, objective, rollout, cond, j, idx, check)
             step_advantages = advantages[idx]
             if balance is not None:
                 factor = balance.to(step_advantages.device)[rollout.trained[idx, j]]
                 step_advantages = step_advantages * factor.reshape(-1, *[1] * (step_advantages.dim() - 1))
             loss, stats = objective.loss(logp_new[:, None], logp_old[idx][:, None], step_advantages, weights[idx], kl)
             share = (c.stop - c.start) / (n_rows * n_trained)
-            (loss * share).backward()
+            if kept is None:
+                (loss * share).backward()
+            else:
+                pending = loss * share if pending is None else pending + loss * share
             totals["loss"] += float(loss.detach()) * share
             for name, value in stats.items():
                 totals[name] += float(value) * share
+        if pending is not None:
+            pending.backward()
     return dict(totals)
+
+
+def kept_log_probs(rollout: Rollout, j: int, n_rows: int) -> torch.Tensor | None:
+    """The rollout's kept log-probs with graph [B, N] of trained transition j, when the update covers every rollout
+    and they all train the same step; None when the transition must be recomputed."""
+    if not rollout.graphs or n_rows != rollout.latents.shape[0]:
+        return None
+    steps = rollout.trained[:, j]
+    step = int(steps[0])
+    if step not in rollout.graphs or not bool((steps == step).all()):
+        return None
+    return rollout.graphs.pop(step)  # a graph is backpropagated once
+
+
+def _recomputed(policy: Policy, sampler: Sampler, objective: Objective, rollout: Rollout, cond: Any, j: int,
+                idx: torch.Tensor, check_ratio_tolerance: float | None) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Trained transition j's per-token log-probs [M, N] for rollouts idx[M], recomputed with gradients, and the
+    KL term [M, 1] to the objective's reference (None without one)."""
+    x, x_next, sigma, sigma_next, logp_old = rollout.transition(j)
+    mean_ref = None
+    if objective.kl_beta > 0:  # before the policy's forward: a reference that swaps weights in place must not
+        # touch tensors the policy's graph has saved
+        with torch.no_grad(), objective.reference_context(policy):
+            v_ref = policy.velocity(x[idx], sigma[idx], index_cond(cond, idx))
+            mean_ref, _ = sampler.transition(x[idx], v_ref, sigma[idx], sigma_next[idx])
+    v = policy.velocity(x[idx], sigma[idx], index_cond(cond, idx))
+    mean, var = sampler.transition(x[idx], v, sigma[idx], sigma_next[idx])
+    logp_new = latent_to_tokens(block_log_prob(sampler, x_next[idx], mean, var, rollout.noise_block), policy.token_grid)
+    if check_ratio_tolerance is not None:
+        check_ratio(logp_new.detach(), logp_old[idx], check_ratio_tolerance)
+    block = rollout.noise_block
+    kl = None if mean_ref is None else gaussian_mean_kl(block_mean(mean, block), block_mean(mean_ref, block), var)[:, None]
+    return logp_new, kl
 
 
 def check_ratio(logp_new: torch.Tensor, logp_old: torch.Tensor, tolerance: float) -> None:

@@ -44,6 +44,7 @@ RULES: dict[str, tuple[Callable[[Any], bool], str, str]] = {
     "advantage_eps": (lambda v: _number(v) and v >= 0, "a number >= 0", "1e-4"),
     "advantage_clip": (lambda v: v is None or (_number(v) and v > 0), "a number > 0 or None (no clipping)", "5.0"),
     "ratio_tolerance": (lambda v: _number(v) and v >= 0, "a number >= 0", "0.0"),
+    "keep_rollout_graph": (lambda v: isinstance(v, bool), "True or False", "True"),
     "anchor_weight": (lambda v: _number(v) and v >= 0, "a number >= 0", "0.0"),
     "eval_prompts": (lambda v: _integer(v) and v >= 1, "an integer >= 1 (the final evaluation needs prompts)", "32"),
     "eval_every": (lambda v: _integer(v) and v >= 0, "an integer >= 0 (0: evaluate only at the end)", "20"),
