@@ -91,7 +91,7 @@ def sample_rollouts(
     stochastic = set(schedule.stochastic_steps())
     x = initial_noise(batch, tuple(policy.latent_shape()), group_size if schedule.shared_start else 1, generator).to(device)
     block = check_block(schedule.noise_block, tuple(x.shape))
-    keep = set(schedule.stochastic_steps()[: schedule.num_trained]) if keep_graph else set()
+    keep = set(schedule.trained_steps(1)[0].tolist()) if keep_graph else set()  # unshuffled: the same for all
     states = [x]
     log_probs = []
     graphs = {}

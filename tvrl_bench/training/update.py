@@ -56,10 +56,8 @@ def accumulate_policy_gradient(
     kl_beta = objective.kl_beta
     for j in range(n_trained):
         logp_old = rollout.transition(j)[4]
-        kept = kept_log_probs(rollout, j, n_rows)
-        if kept is not None and kl_beta > 0:
-            raise ValueError("a KL term needs the reference's forward before the policy's: it cannot use the rollout's "
-                             "kept graph (set training.trial.keep_rollout_graph = False)")
+        # a KL term needs the reference's forward before the policy's, so it cannot use the rollout's kept graph
+        kept = kept_log_probs(rollout, j, n_rows) if kl_beta == 0 else None
         pending = None  # with a kept graph the chunks share it: one backward for the transition
         for c in chunks(n_rows, micro_batch):
             idx = rows[c]
