@@ -48,3 +48,25 @@ def toy_pairs():
     checks = [i.checks for i in items]
     truth = ground_truth_videos(prompts, random.Random(0))
     return prompts, checks, truth, truth.roll(1, dims=0)
+
+
+@pytest.fixture(scope="session")
+def pausable_sweep(tmp_path_factory, tiny_policy_path):
+    """A two-trial study (uniform and window3 credit, 5 steps, a checkpoint every step) whose reward pauses in a
+    trial's third step when $TVRL_FAULT = pause, and its uninterrupted sweep with two workers, run once for the
+    tests that stop a sweep and check that the resumed one ends exactly like it.
+
+    Returns (study file, the reference's tracking URI, the reference's --out folder, the reference's result).
+    """
+    from tests.reliability.helpers import run
+    from tests.sweeps.helpers import write_study
+
+    folder = tmp_path_factory.mktemp("pausable_sweep")
+    faulty = folder / "faulty_oracle.gin"  # scores like the toy oracle; $TVRL_FAULT can pause it mid-step
+    faulty.write_text("import tests.training.faults\nREWARD = @rewards.faulty_oracle()\n")
+    study = write_study(folder, tiny_policy_path, steps=5, extra=("training.trial.checkpoint_every = 1",),
+                        axes=f"{{'credit': ['uniform', 'window3'], 'reward': ['{faulty}']}}")
+    uri, out = f"sqlite:///{folder / 'ref.db'}", folder / "ref"
+    result = run(folder, "tvrl-sweep", str(study), "--tracking-uri", uri, "--out", str(out), "--no-progress",
+                 "--workers", "2")
+    return study, uri, out, result

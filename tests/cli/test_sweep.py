@@ -37,26 +37,22 @@ def final_overall(trials) -> dict[str, float]:
     return {r.data.tags["tvrl.trial_key"]: r.data.metrics["eval/overall"] for r in trials if r.info.status == "FINISHED"}
 
 
-def test_a_killed_sweep_resumes_without_duplicates_and_ends_like_an_uninterrupted_one(tmp_path, tiny_policy_path):
-    # The faulty oracle scores like the toy oracle; in the sweep to kill, $TVRL_FAULT pauses each trial in its
+def test_a_killed_sweep_resumes_without_duplicates_and_ends_like_an_uninterrupted_one(tmp_path, pausable_sweep):
+    # The study's reward scores like the toy oracle; in the sweep to kill, $TVRL_FAULT pauses each trial in its
     # third step (after two checkpoints), so the kill lands mid-trial however fast the machine is.
-    faulty = tmp_path / "faulty_oracle.gin"
-    faulty.write_text("import tests.training.faults\nREWARD = @rewards.faulty_oracle()\n")
-    study = write_study(tmp_path, tiny_policy_path, steps=5, extra=("training.trial.checkpoint_every = 1",),
-                        axes=f"{{'credit': ['uniform', 'window3'], 'reward': ['{faulty}']}}")
+    study, ref_uri, ref_out, reference = pausable_sweep
     # The uninterrupted reference: two workers, every trial a child of one parent run, the table at the end.
-    reference = sweep(tmp_path, study, "--workers", "2", uri=f"sqlite:///{tmp_path / 'ref.db'}", out="ref")
     assert reference.returncode == 0, reference.stderr[-4000:]
     assert "2 finished, 0 failed, 0 skipped" in reference.stdout
-    _, parents, reference_trials = study_runs(f"sqlite:///{tmp_path / 'ref.db'}", "tiny")
+    _, parents, reference_trials = study_runs(ref_uri, "tiny")
     assert len(parents) == 1 and parents[0].info.status == "FINISHED"
     assert len(reference_trials) == 2 and all(r.info.status == "FINISHED" for r in reference_trials)
     assert all(r.data.tags["mlflow.parentRunId"] == parents[0].info.run_id for r in reference_trials)
     assert {(r.data.params["credit"], r.data.params["method"], r.data.params["seed"]) for r in reference_trials} == {
         ("uniform", "GRPO", "0"), ("window3", "TVRL", "0")}
     assert {r.info.run_name for r in reference_trials} == {"uniform-faulty_oracle-s0", "window3-faulty_oracle-s0"}
-    assert "sage" in (tmp_path / "ref" / "reports" / "tiny" / "samplers.md").read_text().lower()
-    done = sweep(tmp_path, study, "--dry-run", uri=f"sqlite:///{tmp_path / 'ref.db'}", out="ref")
+    assert "sage" in (ref_out / "reports" / "tiny" / "samplers.md").read_text().lower()
+    done = sweep(tmp_path, study, "--dry-run", uri=ref_uri, out=str(ref_out))
     assert done.returncode == 0 and done.stdout.count(" done ") == 2
 
     uri = f"sqlite:///{tmp_path / 'q.db'}"

@@ -2,7 +2,8 @@
 
 Imported by a test's gin file (`import tests.training.faults`); it wraps the toy oracle and, on its N-th
 call in this process (N from an environment variable, so the trial's config and key stay the same across a
-rerun), sends the process a signal, returns NaN scores or pauses (so a test can kill it at a known point).
+rerun), sends the process a signal, returns NaN scores or pauses (so a test can kill or stop it at a known
+point; a pause ends early when SIGTERM or SIGINT arrives, so a stopped trial does not sit out the pause).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from tvrl_bench.rewards.toy_oracle import ToyOracle
 @register("rewards", "faulty_oracle")
 class FaultyOracle(ToyOracle):
     """The toy oracle, with faults on call $TVRL_FAULT_AT: $TVRL_FAULT = sigkill | sigterm | nan | pause
-    (pause: sleep $TVRL_FAULT_PAUSE_S seconds, default 600, then go on)."""
+    (pause: wait $TVRL_FAULT_PAUSE_S seconds, default 600, or until SIGTERM / SIGINT, then go on)."""
 
     calls = 0
 
@@ -30,7 +31,35 @@ class FaultyOracle(ToyOracle):
             if fault == "nan":
                 return scores * float("nan")  # still a function of the video, as a real NaN would be
             if fault == "pause":
-                time.sleep(float(os.environ.get("TVRL_FAULT_PAUSE_S", "600")))
+                pause_until_signalled(float(os.environ.get("TVRL_FAULT_PAUSE_S", "600")))
                 return scores
             os.kill(os.getpid(), {"sigkill": signal.SIGKILL, "sigterm": signal.SIGTERM}[fault])
         return scores
+
+
+def pause_until_signalled(seconds: float) -> None:
+    """Wait `seconds`, or until SIGTERM or SIGINT arrives; the handler installed before (the trial's) still runs.
+
+    A plain time.sleep would resume after the trial's handler returns (PEP 475) and hold the stop for the rest of
+    the pause.
+    """
+    arrived: list[int] = []
+    stops = (signal.SIGTERM, signal.SIGINT)
+    previous = {sig: signal.getsignal(sig) for sig in stops}
+
+    def note(sig, frame):
+        arrived.append(sig)
+        if callable(previous[sig]):
+            previous[sig](sig, frame)
+
+    for sig in stops:
+        signal.signal(sig, note)
+    try:
+        deadline = time.monotonic() + seconds
+        while not arrived and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if arrived and previous[arrived[0]] == signal.SIG_DFL:
+        os.kill(os.getpid(), arrived[0])  # nobody handles it: die of it as the process would have
