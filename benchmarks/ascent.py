@@ -24,15 +24,22 @@ import argparse
 import torch
 
 from profile_trainer import add_profile_arguments, batch_gradients, flatten, profile_trainer
+from tvrl_bench.training.collect import collect_batch
 from tvrl_bench.training.loop import Trainer
 
 HELD_OUT_FIRST_STEP = 1000  # held-out batches are the steps from here on: prompts and noise no gradient batch saw
 
 
 def held_out_reward(trainer: Trainer, batches: int) -> float:
-    """Mean critic reward of `batches` fixed held-out steps' rollouts at the current parameters."""
-    with torch.no_grad():
-        return float(torch.stack([trainer.collect(HELD_OUT_FIRST_STEP + k).all_rewards.mean() for k in range(batches)]).mean())
+    """Mean critic reward of `batches` fixed held-out steps' rollouts at the current parameters (sampled without
+    keeping any graph: nothing is trained on them)."""
+    rewards = []
+    for k in range(batches):
+        items, group_ids = trainer.step_items(HELD_OUT_FIRST_STEP + k)
+        batch = collect_batch(trainer.s, trainer.policy, trainer.processes, items, group_ids, trainer.micro_batch,
+                              HELD_OUT_FIRST_STEP + k, keep_graph=False)
+        rewards.append(batch.all_rewards.mean())
+    return float(torch.stack(rewards).mean())
 
 
 def main() -> None:
