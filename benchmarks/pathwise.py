@@ -22,7 +22,7 @@ import time
 import torch
 
 from profile_trainer import add_profile_arguments, profile_trainer
-from tvrl_bench.training.rollout import chunks
+from tvrl_bench.training.rollout import chunks, ode_sample
 from tvrl_bench.training.scoring import Scores
 from tvrl_bench.training.seeding import generator
 
@@ -36,15 +36,10 @@ def reward_with_gradient(trainer, step: int, seed: int) -> torch.Tensor:
     prompts, checks = [it.prompt for it in items], [list(it.checks) for it in items]
     g = generator(seed, "pathwise", step)
     x = torch.randn(len(items), *policy.latent_shape(), generator=g)
-    sigmas = s.schedule.sigmas()
     total = x.new_zeros(())
     for c in chunks(len(items), trainer.micro_batch):  # one backward per micro-batch keeps one chain's graph alive
-        cond = policy.encode(prompts[c])
-        xc = x[c]
-        for k in range(s.schedule.num_steps):
-            v = policy.velocity(xc, sigmas[k].expand(xc.shape[0]), cond)
-            xc = s.sampler.ode_step(xc, v, sigmas[k], sigmas[k + 1])
-        scores = s.reward.score(policy.decode(xc), prompts[c], checks[c])
+        x0 = ode_sample(policy, s.sampler, s.schedule, x[c], policy.encode(prompts[c]), trainer.micro_batch)
+        scores = s.reward.score(policy.decode(x0), prompts[c], checks[c])
         rewards = Scores(scores, s.reward.score_mask(checks[c]), None).rewards()
         (-(rewards.sum() / len(items))).backward()
         total = total + rewards.detach().sum() / len(items)

@@ -145,11 +145,19 @@ def generate(policy: Policy, sampler: Sampler, schedule: Schedule, prompts: list
     """Deterministic samples for evaluation (the sampler's ODE limit at every step): videos[B, F, 3, H, W] in
     [0, 1], one per prompt."""
     device = policy_device(policy)
-    sigmas = schedule.sigmas().to(device)
     cond = policy.encode(prompts)
     x = torch.randn(len(prompts), *policy.latent_shape(), generator=generator).to(device)
+    x = ode_sample(policy, sampler, schedule, x, cond, micro_batch)
+    return torch.cat([policy.decode(x[c]) for c in chunks(len(prompts), micro_batch)])
+
+
+def ode_sample(policy: Policy, sampler: Sampler, schedule: Schedule, x: torch.Tensor, cond: Any,
+               micro_batch: int) -> torch.Tensor:
+    """The sampler's ODE limit at every step, from noise x[B, C, T, H, W] to the clean latents x0[B, C, T, H, W];
+    velocities in chunks of `micro_batch`. Differentiable where the caller has gradients on (`generate` has not)."""
+    sigmas = schedule.sigmas().to(x.device)
     for step in range(schedule.num_steps):
         s, s_next = sigmas[step], sigmas[step + 1]
-        v = torch.cat([policy.velocity(x[c], s.expand(c.stop - c.start), index_cond(cond, c)) for c in chunks(len(prompts), micro_batch)])
+        v = torch.cat([policy.velocity(x[c], s.expand(c.stop - c.start), index_cond(cond, c)) for c in chunks(len(x), micro_batch)])
         x = sampler.ode_step(x, v, s, s_next)
-    return torch.cat([policy.decode(x[c]) for c in chunks(len(prompts), micro_batch)])
+    return x
