@@ -1,0 +1,96 @@
+"""Does a toy policy make videos? Motion and coherence diagnostics read with the exact evaluator's perception.
+
+- `motion_confusion`: for every motion check of every video, the motion asked against the motion detected for
+  the sprite of that colour (its largest blob per frame, the evaluator's least-squares velocity); "absent" when
+  the colour is seen in fewer than two frames. A base that makes videos detects the asked motion most often.
+- `static_ranges`: for every sprite asked to stand still, how far its centroid wanders over the frames: the
+  larger of its x and y ranges in pixels (inf when the sprite is seen in fewer than two frames).
+
+Both identify a sprite by colour only (sprites of a scene have distinct colours), so a sprite whose shape came out
+wrong still counts: these measure motion and coherence, not shape.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from tvrl_bench.evaluators.toy import Blob, ToyEvaluator
+from tvrl_bench.world.checks import parse_check
+from tvrl_bench.world.vocabulary import MOTIONS
+
+DETECTED = (*MOTIONS, "other", "absent")
+
+
+def sprite_track(blobs: list[Blob], colour: str) -> list[Blob]:
+    """The largest blob of `colour` in each frame where there is one, in frame order."""
+    largest: dict[int, Blob] = {}
+    for b in blobs:
+        if b.colour == colour and (b.frame not in largest or b.area > largest[b.frame].area):
+            largest[b.frame] = b
+    return [largest[f] for f in sorted(largest)]
+
+
+@dataclass
+class MotionReport:
+    """confusion[(asked, detected)] -> count over motion checks; ranges: one per static sprite (px, inf if lost)."""
+
+    confusion: Counter
+    ranges: list[float]
+
+    def asked(self, motion: str) -> int:
+        return sum(n for (a, _), n in self.confusion.items() if a == motion)
+
+    def most_detected(self, motion: str) -> str | None:
+        """The detection most frequent for `motion` asked (None if it was never asked)."""
+        row = {d: n for (a, d), n in self.confusion.items() if a == motion}
+        return max(row, key=lambda d: (row[d], d == motion)) if row else None
+
+    def asked_is_most_detected(self) -> bool:
+        """True when, for every motion asked at least once, the asked motion is its most frequent detection."""
+        return all(self.most_detected(m) == m for m in MOTIONS if self.asked(m))
+
+    def static_within(self, pixels: float = 1.0) -> float:
+        """Fraction of static sprites whose centroid stays within `pixels` (nan when none was asked)."""
+        return float(np.mean([r <= pixels for r in self.ranges])) if self.ranges else math.nan
+
+    def table(self) -> str:
+        """The confusion table as text: one row per asked motion, columns DETECTED, then correct / asked."""
+        lines = [f"{'asked':>8} | " + " ".join(f"{d:>6}" for d in DETECTED) + " | correct"]
+        for m in MOTIONS:
+            n = self.asked(m)
+            if n:
+                cells = " ".join(f"{self.confusion[(m, d)]:>6}" for d in DETECTED)
+                lines.append(f"{m:>8} | {cells} | {self.confusion[(m, m)]}/{n}")
+        return "\n".join(lines)
+
+
+def motion_report(videos: torch.Tensor, checks: list[tuple[str, ...]], evaluator: ToyEvaluator | None = None) -> MotionReport:
+    """Motion confusion and static-sprite ranges of videos[B, F, 3, H, W] in [0, 1] for their checks."""
+    evaluator = evaluator or ToyEvaluator()
+    confusion: Counter = Counter()
+    ranges: list[float] = []
+    for video, video_checks in zip(videos.detach().cpu().float().numpy(), checks):
+        specs = [s for s in map(parse_check, video_checks) if s.kind == "motion"]
+        if not specs:
+            continue
+        blobs = evaluator.blobs(evaluator.segment(video))
+        for spec in specs:
+            track = sprite_track(blobs, spec.colour)
+            detected = evaluator.motion_of(evaluator.velocity(track)) if len(track) >= 2 else "absent"
+            confusion[(spec.motion, detected)] += 1
+            if spec.motion == "static":
+                ranges.append(centroid_range(track))
+    return MotionReport(confusion, ranges)
+
+
+def centroid_range(track: list[Blob]) -> float:
+    """max(x range, y range) in pixels of a track's centroids; inf for fewer than two frames."""
+    if len(track) < 2:
+        return math.inf
+    xs, ys = [b.x for b in track], [b.y for b in track]
+    return max(max(xs) - min(xs), max(ys) - min(ys))
