@@ -36,10 +36,10 @@ def test_prepare_toy_help_explains_every_flag():
     parser = build_parser()
     sub = next(a for a in parser._subparsers._group_actions).choices["prepare-toy"]
     flags = [a for a in sub._actions if a.option_strings and a.dest != "help"]
-    assert {f.dest for f in flags} >= {"what", "seed", "steps", "out", "threads", "eval_prompts"}
+    assert {f.dest for f in flags} >= {"what", "seed", "steps", "out", "threads", "eval_prompts", "recipe"}
     assert all(f.help and len(f.help) > 15 for f in flags)
     text = sub.format_help()
-    for flag in ("--what", "--seed", "--steps", "--out", "--threads", "--eval-prompts", "--no-progress"):
+    for flag in ("--what", "--seed", "--steps", "--out", "--threads", "--eval-prompts", "--recipe", "--no-progress"):
         assert flag in text
 
 
@@ -48,6 +48,7 @@ def test_prepare_toy_rejects_bad_flags(tmp_path):
         (["--threads", "0"], "--threads must be >= 1"),
         (["--steps", "0"], "--steps must be >= 1"),
         (["--eval-prompts", "65"], "--eval-prompts must be in 1..64"),
+        (["--recipe", "v9"], "--recipe 'v9' is not a recipe; choose one of v1, v2"),
     ):
         with pytest.raises(SystemExit, match=message):
             main(["prepare-toy", "--what", "policy", "--out", str(tmp_path), *flags])

@@ -42,9 +42,18 @@ def test_flow_matching_loss_is_the_velocity_error_of_the_policy(tmp_path):
         v_hat = policy.velocity(x, sigma, policy.encode(list(batch.prompts)))
         expected = ((v_hat - (noise - x0)) ** 2).mean()
         x0_loss = flow_matching_loss(policy, x0, list(batch.prompts), noise, sigma, replace(recipe, loss="x0"))
+        balanced = flow_matching_loss(policy, x0, list(batch.prompts), noise, sigma, replace(recipe, loss="balanced"))
         x0_hat = x - sigma.reshape(-1, 1, 1, 1, 1) * v_hat
     torch.testing.assert_close(loss, expected, rtol=1e-4, atol=1e-6)
     torch.testing.assert_close(x0_loss, ((x0_hat - x0) ** 2).mean(), rtol=1e-4, atol=1e-6)
+    # balanced: the per-video x0 error over sigma, i.e. the velocity error times sigma
+    per_video = ((v_hat - (noise - x0)) ** 2).mean(dim=(1, 2, 3, 4))
+    torch.testing.assert_close(balanced, (per_video * sigma).mean(), rtol=1e-4, atol=1e-6)
+
+
+def test_an_unknown_loss_is_refused_with_the_choices():
+    with pytest.raises(ValueError, match="loss='v'.*'velocity', 'balanced', 'x0'"):
+        PolicyRecipe(loss="v")
 
 
 def test_noise_levels_dropout_and_learning_rate():

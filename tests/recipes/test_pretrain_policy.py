@@ -22,7 +22,7 @@ from tvrl_bench.recipes.flow_matching import (
     pretrained_parameters_by_name,
     to_latents,
 )
-from tvrl_bench.recipes.pretrain_policy import build_policy, evaluate_policy, pretrain_policy, split_prompts, toy_vocabulary
+from tvrl_bench.recipes.pretrain_policy import RECIPES, build_policy, evaluate_policy, pretrain_policy, split_prompts, toy_vocabulary
 
 # A tiny budget: the recipe's model, a small batch, two validation / eval prompts sampled in 2 steps.
 TINY = PolicyRecipe(batch=4, val_every=2, n_val=2, n_eval=2, sample_steps=2)
@@ -129,3 +129,12 @@ def test_shipped_checkpoint_scores_above_threshold():
     assert metrics["overall"] <= 0.95, f"the base policy should leave RL headroom: {metrics}"
     shipped = json.loads((DEFAULT_PATH / "pretrain.json").read_text())
     assert shipped["seed"] == 0 and shipped["steps"] == PolicyRecipe().steps
+
+
+def test_v2_recipe_builds_two_latent_frames_of_8_by_8_tokens_through_the_lean_forward(tmp_path):
+    recipe = RECIPES["v2"]
+    assert RECIPES["v1"] == PolicyRecipe()  # the first base's recipe stays reproducible
+    policy = build_policy(tmp_path, seed=0, recipe=recipe)
+    assert policy.fast and policy.token_grid.grid_from_latent((1, 3, 8, 16, 16)) == (2, 8, 8)
+    config = policy.transformer.config
+    assert (config.num_layers, config.num_attention_heads * config.attention_head_dim, config.patch_size_t) == (4, 96, 4)

@@ -64,6 +64,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="policy only: held-out prompts sampled at each validation and for the final scores "
         "(default: the recipe's 64; fewer is faster and noisier)",
     )
+    parser.add_argument(
+        "--recipe", default="v1",
+        help="policy only: the named pretraining recipe (tvrl_bench.recipes.pretrain_policy.RECIPES): v1 the first "
+        "toy base (2-frame tokens, velocity loss), v2 4-frame tokens with a 1/sigma-weighted x0 loss",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars (the validation log lines stay)")
     parser.set_defaults(run=run)
 
@@ -92,6 +97,10 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit(f"prepare-toy: --steps must be >= 1, got {args.steps}")
     if args.eval_prompts is not None and not 1 <= args.eval_prompts <= 64:
         raise SystemExit(f"prepare-toy: --eval-prompts must be in 1..64 (the datasets.toy eval set), got {args.eval_prompts}")
+    from tvrl_bench.recipes.pretrain_policy import RECIPES
+
+    if args.recipe not in RECIPES:
+        raise SystemExit(f"prepare-toy: --recipe {args.recipe!r} is not a recipe; choose one of {', '.join(RECIPES)}")
     root = _target_root(args)
     import torch
 
@@ -146,9 +155,9 @@ def _build(name: str, out_dir: Path, args: argparse.Namespace) -> dict[str, Any]
     if name == "policy":
         from dataclasses import replace
 
-        from tvrl_bench.recipes.pretrain_policy import PolicyRecipe, pretrain_policy
+        from tvrl_bench.recipes.pretrain_policy import RECIPES, pretrain_policy
 
-        recipe = PolicyRecipe()
+        recipe = RECIPES[args.recipe]
         if args.eval_prompts is not None:
             recipe = replace(recipe, n_val=args.eval_prompts, n_eval=args.eval_prompts)
         return pretrain_policy(out_dir, seed=args.seed, steps=args.steps, progress=progress, recipe=recipe)

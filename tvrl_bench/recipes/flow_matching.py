@@ -9,15 +9,24 @@ from dataclasses import dataclass
 
 import torch
 
+# The squared x0 error at noise level sigma is weighted by 1 / sigma^power.
+LOSS_SIGMA_POWER = {"velocity": 2, "balanced": 1, "x0": 0}
+
+
 @dataclass(frozen=True)
 class PolicyRecipe:
     """The pretraining settings of the toy policy (defaults: the shipped checkpoint's recipe).
 
     Model: width, heads, layers, patch (spatial), patch_t (temporal); the video size is the default difficulty's.
     Optimisation: steps, batch, lr, warmup (linear, then constant), weight_decay, grad_clip (max norm).
-    Flow matching: loss ("velocity" or "x0"), loss_sigma_min (clamp of sigma in the velocity loss), logit_mean and
-    logit_std (sigma = sigmoid(N(logit_mean, logit_std))), prompt_dropout (fraction of prompts replaced by '').
+    Flow matching: loss, the weight of the squared x0 error at noise level sigma: "velocity" 1 / sigma^2 (the
+    velocity's squared error), "x0" 1, "balanced" 1 / sigma (between the two: the high-noise steps where a layout
+    and its motion are decided get 10 times the velocity loss's share at sigma 0.1 vs 1); loss_sigma_min (clamp of
+    sigma in the weight), logit_mean and logit_std (sigma = sigmoid(N(logit_mean, logit_std))), prompt_dropout
+    (fraction of prompts replaced by '').
     EMA: ema (decay; the warm-up uses min(ema, (1 + t) / (10 + t)) at step t).
+    lean_forward: train through the policy's lean forward (policies/lean_forward.py: the same result to float
+    rounding, faster) instead of diffusers' own forward (the v1 checkpoint was trained through the latter).
     Validation: val_every (steps), n_val (held-out prompts), guidance, sample_steps; n_eval: final scores on the
     first n_eval prompts of the datasets.toy eval set (its default 64), micro_batch: prompts per sampling forward.
     """
@@ -45,11 +54,12 @@ class PolicyRecipe:
     guidance: float = 3.0
     sample_steps: int = 16
     micro_batch: int = 64
+    lean_forward: bool = False
 
     def __post_init__(self) -> None:
         problems = []
-        if self.loss not in ("velocity", "x0"):
-            problems.append(f"loss={self.loss!r}: choose 'velocity' or 'x0'")
+        if self.loss not in LOSS_SIGMA_POWER:
+            problems.append(f"loss={self.loss!r}: choose one of {', '.join(map(repr, LOSS_SIGMA_POWER))}")
         for name in ("steps", "batch", "val_every", "n_val", "n_eval", "sample_steps", "micro_batch"):
             if getattr(self, name) < 1:
                 problems.append(f"{name}={getattr(self, name)}: must be >= 1")
@@ -83,8 +93,9 @@ def flow_matching_loss(
     x = (1 - s) * x0 + s * noise
     text, mask = policy.text_encoder(prompts)
     error = (policy.predict_x0(x, sigma, text, mask) - x0) ** 2
-    if recipe.loss == "velocity":
-        error = error / s.clamp_min(recipe.loss_sigma_min) ** 2
+    power = LOSS_SIGMA_POWER[recipe.loss]
+    if power:
+        error = error / s.clamp_min(recipe.loss_sigma_min) ** power
     return error.mean()
 
 
