@@ -124,6 +124,7 @@ def _sweep(args: argparse.Namespace) -> int:
         return 0
     if summary.signal is not None:
         print(f"tvrl-sweep: {summary.line()}", file=sys.stderr)
+        _print_links(summary)
         return INTERRUPTED
     print(summary.line())
     for spec in summary.failed:
@@ -131,7 +132,14 @@ def _sweep(args: argparse.Namespace) -> int:
     if summary.reports:
         for name, table in summary.reports.get("tables", {}).items():
             print(f"  table {name}: {', '.join(str(f) for f in table['files'])}")
+    _print_links(summary)
     return 1 if summary.failed else 0
+
+
+def _print_links(summary) -> None:
+    """The study's runs and chart view in MLflow's UI, as the last lines."""
+    if summary.links is not None:
+        print("\n".join(summary.links.lines()), flush=True)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from tvrl_bench.executors.base import NOT_STARTED, Executor, TrialCommand, log_f
 from tvrl_bench.sweeps.plan import TrialSpec, expand, load_study
 from tvrl_bench.sweeps.state import StudyTracker
 from tvrl_bench.sweeps.study import Study
+from tvrl_bench.sweeps.view import StudyLinks, study_links
 from tvrl_bench.tracking.params import axis_run_name, method_from_presets
 from tvrl_bench.tracking.store import DEFAULT_TRACKING_URI, tracking_errors
 from tvrl_bench.training.lock import FolderLock, TrialBusy, holder
@@ -63,6 +64,7 @@ class SweepSummary:
     signal: int | None = None
     seconds: float = 0.0
     reports: dict | None = None
+    links: StudyLinks | None = None  # the study's runs and charts in MLflow's UI
 
     def line(self) -> str:
         if self.signal is not None:
@@ -154,11 +156,11 @@ def run_sweep(study_file: str, executor_factory, options: SweepOptions,
         executor: Executor = executor_factory()
         try:
             with tracking_errors(uri):
-                tracker = StudyTracker.open(uri, study.name, study.tables)  # the store exists before any worker
+                tracker = StudyTracker.open(uri, study.name, study.tables, list(study.axes))  # before any worker
         except BaseException:
             executor.shutdown()
             raise
-        summary = SweepSummary(study.name)
+        summary = SweepSummary(study.name, links=study_links(uri, tracker.experiment_id))
         try:
             with tracking_errors(uri):
                 _run_trials(study, trials, tracker, executor, options, summary, folders)

@@ -1,9 +1,10 @@
 """A study's state in MLflow: its parent run, and which trial keys are finished, orphaned or never started.
 
-The driver owns the tracking store's setup: it creates the database (for SQLite) and the experiment before any
-worker writes. Trials are child runs tagged with `tvrl.trial_key`; resuming a sweep skips keys that have a
-FINISHED run and marks RUNNING runs KILLED when no live process owns their trial folder (training/lock.py): their
-sweep was killed. A run whose folder is locked is someone's live trial and is never touched.
+The driver owns the tracking store's setup: it creates the database (for SQLite) and the experiment, with the
+study's runs view (view.py), before any worker writes. Trials are child runs tagged with `tvrl.trial_key`; resuming
+a sweep skips keys that have a FINISHED run and marks RUNNING runs KILLED when no live process owns their trial
+folder (training/lock.py): their sweep was killed. A run whose folder is locked is someone's live trial and is
+never touched.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from tvrl_bench.sweeps.view import save_study_view
 from tvrl_bench.tracking.mlflow_run import experiment_id, record_failed_run
 from tvrl_bench.training.lock import holder
 
@@ -40,12 +42,14 @@ class StudyTracker:
         self.parent_run_id = parent_run_id
 
     @classmethod
-    def open(cls, tracking_uri: str, study: str, tables: list[str]) -> "StudyTracker":
-        """The study's experiment and parent run, created if missing; the parent is RUNNING until `finish`."""
+    def open(cls, tracking_uri: str, study: str, tables: list[str], axes: list[str] = ()) -> "StudyTracker":
+        """The study's experiment (with its runs view, columns for `axes`) and parent run, created if missing; the
+        parent is RUNNING until `finish`."""
         from mlflow.tracking import MlflowClient
 
         client = MlflowClient(tracking_uri)
         exp = experiment_id(client, study)
+        save_study_view(client, exp, list(axes))
         parent = _find_parent(client, exp, study)
         if parent is None:
             tags = {"tvrl.role": "study", "tvrl.study": study}

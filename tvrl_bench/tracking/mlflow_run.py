@@ -13,15 +13,15 @@ from pathlib import Path
 from typing import Any
 
 
-# MLflow 3's UI opens an experiment by its kind: without this tag it may guess "GenAI" and show a traces overview;
-# training runs are "custom model development", which opens on the runs table.
+# The experiment's kind as MLflow 3 records it (its header's type selector). MLflow 3.17's UI does not open an
+# experiment by it: the GenAI / Model training switch does (`workflowType` in the URL, see sweeps/view.py).
 EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 EXPERIMENT_KIND = "custom_model_development"
 
 
 def experiment_id(client: Any, name: str) -> str:
     """The id of experiment `name`, created if missing (tolerating a concurrent creator), tagged as a
-    model-training experiment so `mlflow ui` opens it on its runs."""
+    model-training experiment."""
     from mlflow.exceptions import MlflowException
 
     found = client.get_experiment_by_name(name)
