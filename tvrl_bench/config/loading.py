@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 
 import importlib.util  # noqa: F401  (gin 0.5 needs it imported before an include path can fail)
 
@@ -19,14 +18,14 @@ import gin
 
 from tvrl_bench import registry
 from tvrl_bench.config.errors import ConfigError
-from tvrl_bench.config.paths import PATH_ENV, install_search_paths, resolve, search_paths
+from tvrl_bench.config.paths import PATH_ENV, install_search_paths, read_config_text, resolve, search_paths
 from tvrl_bench.config.statements import (
     LoadedConfig,
     binding_statements,
     same_configurable,
     syntax_message,
 )
-from tvrl_bench.config.values import check_value_types
+from tvrl_bench.config.values import check_macros, check_value_types
 
 
 def load_config(
@@ -49,7 +48,7 @@ def load_config(
     resolved = [str(resolve(f)) for f in files]
     loaded = LoadedConfig(files=resolved, bindings=bindings)
     for path in resolved:
-        text = Path(path).read_text()
+        text = read_config_text(path)
         loaded.top_level += binding_statements(text, origin=path)
         parsed = _parse(lambda: gin.parse_config_file(path))
         loaded.parsed_files += _flatten_includes(parsed)
@@ -59,6 +58,7 @@ def load_config(
         for nested in includes:
             loaded.parsed_files += _flatten_includes(nested)
     check_value_types(loaded)
+    check_macros(loaded)
     return loaded
 
 
@@ -105,6 +105,11 @@ _NO_FILE = re.compile(r"Unable to open file: (\S+?)\. Searched config paths")
 def _parse(parse, binding: str | None = None):
     try:
         return parse()
+    except ConfigError as exc:  # names its place already (an included file that is not UTF-8)
+        message = str(exc)
+        included = [f"{f}:{n}" for f, n in _LOCATION.findall(message)]
+        first = message.splitlines()[0]
+        raise ConfigError(first + (f" (included from {' <- '.join(included)})" if included else "")) from None
     except SyntaxError as exc:
         raise ConfigError(syntax_message(exc, "--gin_bindings" if binding else "")) from None
     except (ValueError, OSError) as exc:

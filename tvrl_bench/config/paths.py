@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import codecs
+import io
 import os
 from pathlib import Path
 
@@ -44,10 +46,49 @@ def resolve(path: str | os.PathLike[str]) -> Path:
     )
 
 
+def read_config_text(path: str | os.PathLike[str]) -> str:
+    """A config or study file's text: UTF-8, with an optional byte-order mark (Windows editors write one).
+
+    Any other encoding (a Latin-1 byte in a comment, a binary file given as the config) is a ConfigError naming
+    the file, the line and the column of the first byte that is not UTF-8.
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the config file ({exc.strerror or exc}); check the path and its "
+                          "permissions") from None
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8):]
+    if b"\x00" in data:
+        line = data.count(b"\n", 0, data.index(b"\x00")) + 1
+        raise ConfigError(f"{path}:{line}: a NUL byte: this is a binary file, not a gin config; pass the config file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ConfigError(
+            f"{path}:{line}:{column}: byte 0x{data[exc.start]:02x} is not UTF-8 (a config file must be UTF-8 "
+            f"text); save it as UTF-8 (for example `iconv -f latin1 -t utf-8 {path} > fixed.gin`) or, if it is not "
+            "a config file, pass the right file"
+        ) from None
+    return text
+
+
+class _ConfigFile(io.StringIO):
+    """What gin reads an (included) config file through: `read_config_text`, so encodings are checked alike."""
+
+    def __init__(self, path: str):
+        super().__init__(read_config_text(path))
+        self.name = path
+
+
 def install_search_paths() -> None:
     # gin's "Python package resource" reader crashes (TypeError) on a folder that is a namespace package, such
-    # as components/ when the checkout is on sys.path; plain files are all tvrl-bench reads, so drop it.
-    gin.config._FILE_READERS[:] = [(r, exists) for r, exists in gin.config._FILE_READERS if r is open]
+    # as components/ when the checkout is on sys.path; plain files are all tvrl-bench reads, so drop it. Its
+    # plain `open` reader is replaced by one that reads UTF-8 with an optional BOM and names a bad byte's place.
+    gin.config._FILE_READERS[:] = [(_ConfigFile, os.path.isfile)]
     for prefix in search_paths():
         if str(prefix) not in gin.config._LOCATION_PREFIXES:
             gin.add_config_file_search_path(str(prefix))

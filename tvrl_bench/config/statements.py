@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import tokenize
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from gin import config_parser
 
 from tvrl_bench.config.errors import ConfigError
-from tvrl_bench.config.paths import resolve
+from tvrl_bench.config.paths import read_config_text, resolve
 
 
 @dataclass(frozen=True)
@@ -84,9 +83,9 @@ def binding_locations(loaded: LoadedConfig) -> dict[tuple[str, str, str], str]:
             return
         seen.add(path)
         try:
-            text = Path(path).read_text()
+            text = read_config_text(path)
             statements = list(config_parser.ConfigParser(text, ListingDelegate()))
-        except (OSError, SyntaxError, tokenize.TokenError, UnicodeDecodeError):
+        except (OSError, SyntaxError, tokenize.TokenError, ConfigError):
             return
         for s in statements:
             if isinstance(s, config_parser.IncludeStatement):

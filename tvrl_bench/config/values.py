@@ -118,3 +118,37 @@ def check_value_types(loaded: LoadedConfig | None = None) -> None:
             problems.append(type_problem(qualified, param, value, kinds, where))
     if problems:
         raise ConfigError("\n".join(problems))
+
+
+def _macro_references(value: object):
+    """Every `%MACRO` reference inside a bound value (lists, tuples and dicts are searched)."""
+    if isinstance(value, gin.config.ConfigurableReference):
+        if value.selector in ("gin.macro", "macro"):
+            yield value.scoped_selector.rsplit("/", 1)[0]
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _macro_references(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _macro_references(item)
+
+
+def check_macros(loaded: LoadedConfig | None = None) -> None:
+    """ConfigError for a `%MACRO` used in a binding but never bound (gin would fail with a bare TypeError)."""
+    bound = {scope.rsplit("/", 1)[-1] for (scope, selector), values in gin.config._CONFIG.items()
+             if selector in ("gin.macro", "macro") and "value" in values}
+    problems = []
+    for (scope, selector), values in list(gin.config._CONFIG.items()):
+        for param, value in values.items():
+            for name in _macro_references(value):
+                if name.rsplit("/", 1)[-1] in bound:
+                    continue
+                where = locate(loaded, selector, param, scope) or (selector if selector != "gin.macro" else name)
+                family = next((f for f in registry.FAMILIES.values() if f.macro == name), None)
+                fix = (f"include a preset that binds it (components/{family.name}/<name>.gin, `tvrl-bench list "
+                       f"{family.name}`) or bind it: {name} = @{family.name}.<name>()" if family else
+                       f"bind it before use: {name} = <value>, or write the value instead of %{name}")
+                target = f"{selector}.{param}" if selector not in ("gin.macro", "macro") else f"macro {scope}"
+                problems.append(f"{where}: {target} = %{name}, but macro {name} is never bound; {fix}")
+    if problems:
+        raise ConfigError("\n".join(dict.fromkeys(problems)))
