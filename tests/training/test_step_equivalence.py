@@ -91,4 +91,7 @@ def test_step_results_equal_the_reference_to_float_rounding(reference, tmp_path,
         clear = g_ref.abs() > 1e-5 * largest
         torch.testing.assert_close(p[clear], p_ref[clear], rtol=0, atol=0.1 * lr)
         torch.testing.assert_close(p, p_ref, rtol=0, atol=2 * lr)
-    assert optimised["metrics"]["train/loss"] == pytest.approx(reference["metrics"]["train/loss"], rel=1e-3, abs=1e-6)
+    # At the first step the ratio is 1 and the advantages sum to 0, so the loss is 0 up to rounding of terms the
+    # size of the advantages: compare it at that scale, like the other quantities (rounding once measured 4e-6).
+    scale = reference["metrics"]["train/advantage_abs"]
+    assert optimised["metrics"]["train/loss"] == pytest.approx(reference["metrics"]["train/loss"], rel=1e-3, abs=1e-4 * scale)

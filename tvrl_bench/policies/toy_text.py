@@ -9,6 +9,8 @@ import torch
 from safetensors.torch import load_file, save_file
 from torch import nn
 
+from tvrl_bench.config.errors import ConfigError
+
 PAD, NULL = "<pad>", "<null>"
 
 
@@ -36,12 +38,12 @@ class ToyTextEncoder(nn.Module):
             words = prompt.lower().replace(",", " ").split() or [NULL]
             unknown = sorted({w for w in words if w not in self.index})
             if unknown:
-                raise ValueError(
+                raise ConfigError(
                     f"the toy policy does not know the word(s) {unknown} in prompt {prompt!r}; it only reads prompts of "
                     "the toy world's grammar (tvrl_bench.world.grammar)"
                 )
             if len(words) > self.max_length:
-                raise ValueError(f"prompt {prompt!r} has {len(words)} words; the toy text encoder reads at most {self.max_length}")
+                raise ConfigError(f"prompt {prompt!r} has {len(words)} words; the toy text encoder reads at most {self.max_length}")
             rows.append([self.index[w] for w in words])
         length = max(len(r) for r in rows)
         ids = torch.zeros(len(rows), length, dtype=torch.long)

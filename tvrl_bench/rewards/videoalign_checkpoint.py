@@ -30,6 +30,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from tvrl_bench.config.errors import ConfigError
 from tvrl_bench.rewards.qwen.inputs import QwenInputs
 from tvrl_bench.rewards.qwen.preprocess_video import QwenVLUtilsVideo
 from tvrl_bench.rewards.videoalign_prompt import SPECIAL_TOKENS
@@ -138,12 +139,12 @@ def load_videoalign(
 
     folder = Path(path).expanduser()
     if not str(path) or not folder.is_dir():
-        raise ValueError(f"rewards.videoalign.path='{path}' is not a folder. Set it to a local copy of "
-                         "KwaiVGI/VideoReward (model_config.json and checkpoint-<step>/)")
+        raise ConfigError(f"rewards.videoalign.path='{path}' is not a folder. Set it to a local copy of "
+                          "KwaiVGI/VideoReward (model_config.json and checkpoint-<step>/)")
     config = _read_model_config(folder, "rewards.videoalign.path")
     base = base_path or config["model_config"].get("model_name_or_path")
     if not base or not Path(base).expanduser().is_dir():
-        raise ValueError(
+        raise ConfigError(
             f"rewards.videoalign.base_path='{base}' is not a folder. Set it to a local copy of the base model "
             "Qwen/Qwen2-VL-2B-Instruct (config, weights, processor files)"
         )

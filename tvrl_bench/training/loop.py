@@ -24,6 +24,7 @@ from typing import Any, Callable
 import torch
 from tqdm import tqdm
 
+from tvrl_bench.config.errors import ConfigError
 from tvrl_bench.credit.stats import credit_entropy
 from tvrl_bench.prompts import PromptItem
 from tvrl_bench.training.anchor import accumulate_anchor_gradient
@@ -91,21 +92,21 @@ class Trainer:
         if uses_reference or settings.anchor_weight > 0:
             self.policy.keep_reference()  # now, before any checkpoint is loaded: a resumed trial keeps it
         if settings.prompts_per_step % processes.world:
-            raise ValueError(
+            raise ConfigError(
                 f"training.trial.prompts_per_step = {settings.prompts_per_step} must be divisible by the "
                 f"{processes.world} processes"
             )
         self.local_prompts = settings.prompts_per_step // processes.world
         self.local_rollouts = self.local_prompts * settings.group_size
         if self.local_rollouts % settings.minibatches:
-            raise ValueError(
+            raise ConfigError(
                 f"training.trial.minibatches = {settings.minibatches} must divide the {self.local_rollouts} rollouts "
                 "of a step on each process"
             )
         rows = self.local_rollouts // settings.minibatches
         self.micro_batch = min(settings.micro_batch, rows)
         if rows % self.micro_batch:
-            raise ValueError(
+            raise ConfigError(
                 f"training.trial.micro_batch = {settings.micro_batch} must divide the {rows} rollouts of a minibatch "
                 "(sampling and training must split rollouts the same way for the ratio to start at exactly 1)"
             )

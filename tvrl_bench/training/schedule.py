@@ -22,6 +22,7 @@ import math
 
 import torch
 
+from tvrl_bench.config.errors import ConfigError
 from tvrl_bench.registry import register
 from tvrl_bench.samplers.base import Sampler, ZeroVarianceError, shifted_sigmas
 
@@ -42,14 +43,15 @@ class Schedule:
         shared_start: bool = False,
     ):
         if num_steps < 2:
-            raise ValueError(f"training.schedule.num_steps must be >= 2 (one SDE step and a final ODE step), got {num_steps}")
+            raise ConfigError(f"training.schedule.num_steps = {num_steps} must be >= 2 (one SDE step and a final ODE step), "
+                              "e.g. training.schedule.num_steps = 10")
         if not 0 < train_fraction <= 1:
-            raise ValueError(f"training.schedule.train_fraction must be in (0, 1], got {train_fraction}")
+            raise ConfigError(f"training.schedule.train_fraction = {train_fraction} must be in (0, 1]")
         if sde_window is not None:
             start, size = sde_window
             if size < 1 or start < 0 or start + size > num_steps - 1:
-                raise ValueError(
-                    f"training.schedule.sde_window={tuple(sde_window)} must lie within steps 0..{num_steps - 2} "
+                raise ConfigError(
+                    f"training.schedule.sde_window = {tuple(sde_window)} must lie within steps 0..{num_steps - 2} "
                     f"(the last step, {num_steps - 1}, is the deterministic ODE step)"
                 )
         self.num_steps = num_steps
@@ -60,8 +62,8 @@ class Schedule:
         self.balance = balance
         block = tuple(noise_block)
         if len(block) != 3 or not all(isinstance(b, int) and b >= 1 for b in block):
-            raise ValueError(
-                f"training.schedule.noise_block={noise_block!r} must be 3 positive integers (latent frames, rows, "
+            raise ConfigError(
+                f"training.schedule.noise_block = {noise_block!r} must be 3 positive integers (latent frames, rows, "
                 "columns sharing one noise value), e.g. (1, 1, 1) for per-element noise or the transformer's patch size"
             )
         self.noise_block = block

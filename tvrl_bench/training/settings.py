@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tvrl_bench import registry
+from tvrl_bench.config.errors import ConfigError
 from tvrl_bench.credit.base import CreditRouter
 from tvrl_bench.evaluators.base import Evaluator
 from tvrl_bench.objectives.base import Objective
@@ -110,7 +111,7 @@ class TrialSettings:
         check_trial_values(vars(self))
         rollouts = self.prompts_per_step * self.group_size
         if rollouts % self.minibatches:
-            raise ValueError(
+            raise ConfigError(
                 f"training.trial.minibatches = {self.minibatches} must divide the {rollouts} rollouts of a step "
                 f"(prompts_per_step x group_size)"
             )

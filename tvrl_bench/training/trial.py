@@ -13,6 +13,7 @@ Ownership: one process at a time runs a trial key; its folder's lock (training/l
 from __future__ import annotations
 
 import logging
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -207,22 +208,41 @@ def _bound(name: str, default):
 
 
 def _check_prompts(settings: TrialSettings) -> None:
-    """A critic that scores a prompt's checks gets nothing to score from a prompt without checks: its group's
-    rewards would all be equal and its advantages 0, so training would silently learn nothing from it."""
-    if not getattr(settings.reward, "uses_checks", False):
-        return
-    train = list(settings.dataset.train)
-    lacking = [item for item in train if not item.checks]
-    if not lacking:
-        return
+    """Prompts the trial cannot use, refused before training with the file and line each was read from.
+
+    A critic that scores a prompt's checks gets nothing to score from a prompt without checks: a training
+    prompt's group would have equal rewards and advantages 0 (training silently learns nothing from it), and an
+    evaluation prompt would silently drop out of eval/overall. A prompt with words the policy's text encoder does
+    not know (the toy policy reads only the toy grammar) would fail in the middle of training.
+    """
     locations = getattr(settings.dataset, "locations", None) or {}
-    where = locations.get(lacking[0].prompt) or f"dataset '{settings.dataset.name}'"
-    raise gin_config.ConfigError(
-        f"{where}: prompt {lacking[0].prompt!r} has no checks ({len(lacking)} of {len(train)} training prompts have "
-        f"none), but the critic {type(settings.reward).__name__} scores each prompt's yes/no checks, so these prompts "
-        "would train nothing (advantage 0); add a `checks` column or field, or write them with "
-        "`tvrl-bench decompose PROMPTS --model QWEN_PATH --out checks.jsonl` and bind datasets.file.checks_path"
-    )
+    train = list(settings.dataset.train)
+    evaluated = list(settings.dataset.eval)[: settings.eval_prompts]
+    for role, items, effect in [
+        ("training", train, "these prompts would train nothing (advantage 0)"),
+        ("evaluation", evaluated, "these prompts would silently be left out of eval/overall"),
+    ] if getattr(settings.reward, "uses_checks", False) else []:
+        lacking = [item for item in items if not item.checks]
+        if not lacking:
+            continue
+        where = locations.get(lacking[0].prompt) or f"dataset '{settings.dataset.name}'"
+        raise gin_config.ConfigError(
+            f"{where}: {role} prompt {lacking[0].prompt!r} has no checks ({len(lacking)} of {len(items)} {role} "
+            f"prompts have none), but the critic {type(settings.reward).__name__} scores each prompt's yes/no checks, "
+            f"so {effect}; add a `checks` column or field, or write them with "
+            "`tvrl-bench decompose PROMPTS --model QWEN_PATH --out checks.jsonl` and bind datasets.file.checks_path"
+        )
+    tokenize = getattr(getattr(settings.policy, "text_encoder", None), "tokenize", None)
+    if callable(tokenize):
+        for item in dict.fromkeys(i.prompt for i in [*train, *evaluated]):
+            try:
+                tokenize([item])
+            except gin_config.ConfigError as exc:
+                where = locations.get(item) or f"dataset '{settings.dataset.name}'"
+                raise gin_config.ConfigError(
+                    f"{where}: {exc}; rewrite the prompt in those words or remove it, or use a policy that reads "
+                    "any text (components/policies/hunyuan_video15_480p.gin)"
+                ) from None
 
 
 def _tags(key: str, options: TrialOptions, attempt: int) -> dict[str, str]:
@@ -256,12 +276,11 @@ def _without_gin_context(message: str) -> str:
 
 
 def _locate_values(loaded: gin_config.LoadedConfig, message: str) -> str:
-    """Prefix each `training.trial.NAME = ...` line of a validation message with where NAME was bound."""
+    """Prefix each `training.FAMILY.NAME = ...` line of a validation message with where NAME was bound."""
     lines = []
     for line in message.splitlines():
-        if line.startswith("training.trial."):
-            name = line[len("training.trial."):].split(" ", 1)[0]
-            where = gin_config.locate(loaded, "training.trial", name)
+        if found := re.match(r"([a-z_][\w.]*)\.(\w+) ?=", line):
+            where = gin_config.locate(loaded, found.group(1), found.group(2))
             line = f"{where}: {line}" if where else line
         lines.append(line)
     return "\n".join(lines)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tvrl_bench.config.errors import ConfigError
 from tvrl_bench.rewards.qwen.inputs import QwenInputs
 
 # config.model_type -> transformers class name
@@ -31,16 +32,16 @@ def load_qwen_vl(path: str | Path, inputs: QwenInputs, param: str = "path") -> t
 
     folder = Path(path).expanduser()
     if not str(path) or not folder.is_dir():
-        raise ValueError(
+        raise ConfigError(
             f"{param}='{path}' is not a folder. Set it to a local checkpoint folder (config.json, weights, "
             "tokenizer and processor files), e.g. downloaded with `huggingface-cli download Qwen/Qwen3.5-9B "
             "--local-dir /checkpoints/Qwen3.5-9B`."
         )
     if not (folder / "config.json").is_file():
-        raise ValueError(f"{param}='{path}' has no config.json: it is not a transformers checkpoint folder")
+        raise ConfigError(f"{param}='{path}' has no config.json: it is not a transformers checkpoint folder")
     config = transformers.AutoConfig.from_pretrained(folder)
     if config.model_type not in MODEL_CLASSES:
-        raise ValueError(
+        raise ConfigError(
             f"{param}='{path}' holds a '{config.model_type}' model; this critic loads "
             f"{', '.join(MODEL_CLASSES)} (Qwen3.5, Qwen3-VL, Qwen2.5-VL, Qwen2-VL)"
         )
