@@ -34,7 +34,7 @@ def test_a_critic_that_cannot_be_built_is_a_failed_cell_not_a_missing_row(tmp_pa
     assert_none_running(uri, "tiny")
     table = (tmp_path / "out" / "reports" / "tiny" / "rewards.md").read_text()
     assert "broken_critic TVRL" in table and "FAILED 1" in table  # its row is there, with why it is empty
-    assert not written_outside(tmp_path, before, ("out", "q.db", "mlruns"))  # mlruns: the store's artifacts
+    assert not written_outside(tmp_path, before, ("out", "q.db", "q_artifacts"))  # the store's artifacts, beside it
 
 
 def test_a_checkpoint_that_cannot_be_written_is_one_line_and_a_failed_run(tmp_path, tiny_policy_path):
@@ -52,4 +52,4 @@ def test_a_checkpoint_that_cannot_be_written_is_one_line_and_a_failed_run(tmp_pa
     assert "enforce fail" not in line
     [trial] = runs_of(uri, "trials")
     assert trial.info.status == "FAILED"
-    assert not written_outside(tmp_path, before, ("out", "t.db", "mlruns"))
+    assert not written_outside(tmp_path, before, ("out", "t.db", "t_artifacts"))

@@ -97,4 +97,4 @@ def test_sigterm_stops_a_sweep_cleanly_and_a_rerun_ends_like_an_uninterrupted_on
     for name in TABLE_FILES:
         assert (tmp_path / "out" / "reports" / "tiny" / name).read_text() == \
             (ref_out / "reports" / "tiny" / name).read_text(), name
-    assert not written_outside(tmp_path, before, ("out", "q.db", "mlruns"))
+    assert not written_outside(tmp_path, before, ("out", "q.db", "q_artifacts"))

@@ -3,9 +3,14 @@ takes the URI from --tracking-uri, else $MLFLOW_TRACKING_URI, else sqlite:///mlf
 
 from __future__ import annotations
 
+import os
+import sqlite3
+import subprocess
 import time
 
-from tests.reliability.helpers import assert_error, files_in, run, write_study
+from tests.reliability.helpers import (ROOT, assert_error, assert_none_running, files_in, run, runs_of, write_study,
+                                       written_outside)
+from tests.support import console_script
 
 TOY = "components/profiles/toy.gin"
 UNREACHABLE = "http://127.0.0.1:9"
@@ -38,9 +43,14 @@ def test_a_file_that_is_not_a_database_or_a_folder_is_named(tmp_path):
     study = write_study(tmp_path, "/nowhere")
     (tmp_path / "notes.db").write_text("these are my notes, not a database\n")
     (tmp_path / "folder.db").mkdir()
+    with sqlite3.connect(tmp_path / "judgments.db") as connection:  # another tool's database (the annotation page's)
+        connection.execute("CREATE TABLE judgments (pair TEXT, verdict TEXT)")
+    connection.close()
     before = files_in(tmp_path)
     for uri, needles in ((f"sqlite:///{tmp_path / 'notes.db'}", ["notes.db is not an SQLite database", "--tracking-uri"]),
-                         (f"sqlite:///{tmp_path / 'folder.db'}", ["folder.db is a folder", "name a file"])):
+                         (f"sqlite:///{tmp_path / 'folder.db'}", ["folder.db is a folder", "name a file"]),
+                         (f"sqlite:///{tmp_path / 'judgments.db'}", ["judgments.db is an SQLite database of something "
+                                                                     "else (tables judgments)", "not an MLflow store"])):
         for script, args in (("tvrl-train", [TOY, "--out", str(tmp_path / "out")]),
                              ("tvrl-sweep", [str(study), "--out", str(tmp_path / "out")]),
                              ("tvrl-report", ["--study", "tiny", "--out", str(tmp_path / "out")])):
@@ -49,3 +59,34 @@ def test_a_file_that_is_not_a_database_or_a_folder_is_named(tmp_path):
             assert seconds < 30
     assert files_in(tmp_path) == before
     assert (tmp_path / "notes.db").read_text().startswith("these are my notes")
+    with sqlite3.connect(tmp_path / "judgments.db") as connection:
+        assert [r[0] for r in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")] == ["judgments"]
+    connection.close()
+
+
+def test_two_sweeps_of_one_study_started_together_on_a_new_store_run_each_trial_once(tmp_path, tiny_policy_path):
+    """Both create the new store at once (one makes MLflow's tables, the other waits); then the second is refused
+    while the first sweeps, or, starting after it ended, finds every trial done. No trial runs twice, nothing is
+    left RUNNING, no artifacts land in the working directory."""
+    study = write_study(tmp_path, tiny_policy_path)
+    uri = f"sqlite:///{tmp_path / 'store' / 'q.db'}"
+    (tmp_path / "store").mkdir()
+    before = files_in(tmp_path)
+    commands = [[console_script("tvrl-sweep"), str(study), "--tracking-uri", uri, "--out", str(tmp_path / out),
+                 "--no-progress", "--no-tables", "--workers", "1"] for out in ("out1", "out2")]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    env.pop("MLFLOW_TRACKING_URI", None)
+    processes = [subprocess.Popen(c, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True) for c in commands]
+    results = [(p, p.communicate(timeout=900)[1]) for p in processes]
+    codes = sorted(p.returncode for p, _ in results)
+    for p, stderr in results:
+        assert "Traceback" not in stderr and "internal error" not in stderr, stderr[-3000:]
+        if p.returncode == 2:
+            assert "study tiny is being swept right now by process" in stderr and "run every trial twice" in stderr
+    assert codes in ([0, 0], [0, 2]), [s[-2000:] for _, s in results]
+    trials = [r for r in runs_of(uri, "tiny") if r.data.tags.get("tvrl.role") == "trial"]
+    keys = [r.data.tags["tvrl.trial_key"] for r in trials if r.info.status == "FINISHED"]
+    assert len(keys) == len(set(keys)) == 2
+    assert_none_running(uri, "tiny")
+    assert not written_outside(tmp_path, before, ("out1", "out2", "store"))
+    assert any(p.is_file() for p in (tmp_path / "store" / "q_artifacts").rglob("*"))  # the trials' artifacts, beside the store

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from mlflow.tracking import MlflowClient
 
 from tests.tracking.helpers import fresh_store
-from tvrl_bench.sweeps.state import StudyTracker
-from tvrl_bench.training.lock import FolderLock
+from tvrl_bench.sweeps.state import OWNER_TAG, StudyTracker, process_identity
+from tvrl_bench.training.lock import FolderLock, TrialBusy
 
 
 @pytest.fixture
@@ -46,6 +48,29 @@ def test_reopening_a_study_reuses_its_parent_run_and_sets_it_running_again(uri):
     assert parent.info.status == "RUNNING" and "tvrl.tables" not in parent.data.tags
     other = StudyTracker.open(uri, "other", [])
     assert other.parent_run_id != first.parent_run_id
+
+
+def test_a_second_sweep_of_a_study_is_refused_while_the_first_ones_process_lives(uri):
+    import subprocess
+
+    first = StudyTracker.open(uri, "s", [], out="/data/first")
+    sweeper = subprocess.Popen(["sleep", "60"])  # stands in for the other sweep's process
+    try:
+        first.client.set_tag(first.parent_run_id, OWNER_TAG, process_identity(sweeper.pid))
+        with pytest.raises(TrialBusy, match=rf"study s is being swept right now by process {sweeper.pid} into "
+                                            r"/data/first on the store sqlite:.*run every trial twice.*kill"):
+            StudyTracker.open(uri, "s", [], out="/data/second")
+        # The same pid with another start time is a reused pid, not the sweep.
+        host, pid, start = process_identity(sweeper.pid).rsplit(":", 2)
+        first.client.set_tag(first.parent_run_id, OWNER_TAG, f"{host}:{pid}:{int(start) + 1}")
+        StudyTracker.open(uri, "s", [], out="/data/second")
+        first.client.set_tag(first.parent_run_id, OWNER_TAG, process_identity(sweeper.pid))
+    finally:
+        sweeper.kill()
+        sweeper.wait()
+    again = StudyTracker.open(uri, "s", [], out="/data/second")  # its process is gone: a killed sweep never blocks
+    tags = MlflowClient(uri).get_run(again.parent_run_id).data.tags
+    assert tags[OWNER_TAG] == process_identity(os.getpid()) and tags["tvrl.sweep_out"] == "/data/second"
 
 
 def test_find_creates_nothing(uri, tmp_path):

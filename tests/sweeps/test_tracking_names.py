@@ -10,11 +10,12 @@ from tvrl_bench.tracking.params import axis_run_name
 
 
 def test_study_experiments_are_tagged_as_model_training_when_created_or_reopened(tmp_path):
-    client = MlflowClient(f"sqlite:///{tmp_path / 'm.db'}")
-    created = experiment_id(client, "samplers")
+    uri = f"sqlite:///{tmp_path / 'm.db'}"
+    client = MlflowClient(uri)
+    created = experiment_id(client, "samplers", uri)
     assert client.get_experiment(created).tags[EXPERIMENT_KIND_TAG] == EXPERIMENT_KIND == "custom_model_development"
     older = client.create_experiment("older")  # made before the tag existed
-    assert experiment_id(client, "older") == older
+    assert experiment_id(client, "older", uri) == older
     assert client.get_experiment(older).tags[EXPERIMENT_KIND_TAG] == EXPERIMENT_KIND
 
 

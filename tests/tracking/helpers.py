@@ -11,8 +11,8 @@ TEMPLATE = "mlflow_template.db"
 
 
 def fresh_store(tmp_path_factory, folder: Path) -> str:
-    """The URI of a new, empty MLflow database `<folder>/m.db`. The caller should run with `folder` as its
-    working directory, so that artifacts land in `<folder>/mlruns`, not in the checkout."""
+    """The URI of a new, empty MLflow database `<folder>/m.db` (experiments made by tvrl-bench keep their artifacts
+    beside it, in `<folder>/m_artifacts`; MLflow's own Default experiment points at the working directory)."""
     from mlflow.tracking import MlflowClient
 
     template = tmp_path_factory.getbasetemp() / TEMPLATE

@@ -15,7 +15,7 @@ from tvrl_bench.tracking.mlflow_run import (EXPERIMENT_KIND, EXPERIMENT_KIND_TAG
 
 @pytest.fixture
 def uri(tmp_path_factory, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # artifacts go to tmp_path/mlruns
+    monkeypatch.chdir(tmp_path)  # were artifacts to go to ./mlruns, they would land in tmp_path
     return fresh_store(tmp_path_factory, tmp_path)
 
 
@@ -158,7 +158,29 @@ def test_record_failed_run_without_params(uri):
 
 def test_experiment_id_restores_a_deleted_experiment(uri):
     client = MlflowClient(uri)
-    first = experiment_id(client, "study")
+    first = experiment_id(client, "study", uri)
     client.delete_experiment(first)
-    assert experiment_id(client, "study") == first
+    assert experiment_id(client, "study", uri) == first
     assert client.get_experiment(first).lifecycle_stage == "active"
+
+
+def test_artifacts_live_beside_the_store_never_in_the_working_directory(uri, tmp_path):
+    tracker = TrialTracker(uri, "my study/1", "t")
+    (tmp_path / "note.txt").write_text("x")
+    tracker.client.log_artifact(tracker.run_id, str(tmp_path / "note.txt"))
+    stored = tmp_path / "m_artifacts" / "my_study_1" / tracker.run_id / "artifacts" / "note.txt"
+    assert stored.read_text() == "x"
+    assert not (tmp_path / "mlruns").exists()
+
+
+def test_a_store_that_fails_while_creating_an_experiment_raises_its_own_error(uri, monkeypatch):
+    from mlflow.exceptions import MlflowException
+
+    client = MlflowClient(uri)
+
+    def full_disk(*args, **kwargs):
+        raise MlflowException("(sqlite3.OperationalError) database or disk is full")
+
+    monkeypatch.setattr(client, "create_experiment", full_disk)
+    with pytest.raises(MlflowException, match="disk is full"):  # not AttributeError on a missing experiment
+        experiment_id(client, "study", uri)

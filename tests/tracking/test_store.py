@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from tvrl_bench.tracking.store import (DEFAULT_TRACKING_URI, HTTP_LIMITS, TrackingError, bound_retries, check_store,
-                                       describe_failure, is_tracking_failure, resolve_uri, sqlite_path, tracking_errors)
+                                       describe_failure, is_tracking_failure, open_store, resolve_uri, sqlite_path,
+                                       tracking_errors)
 
 
 def test_resolve_uri_prefers_the_argument_then_the_environment_then_the_default(monkeypatch):
@@ -52,7 +53,7 @@ def test_a_new_database_in_a_writable_folder_passes_and_nothing_is_created(tmp_p
 def test_an_existing_sqlite_database_passes(tmp_path):
     path = tmp_path / "m.db"
     with sqlite3.connect(path) as connection:
-        connection.execute("create table t (x integer)")
+        connection.execute("create table experiments (x integer)")
     connection.close()
     check_store(f"sqlite:///{path}")
     check_store(f"sqlite:///{path}", write=False)
@@ -136,3 +137,45 @@ def test_describe_failure_keeps_one_short_line():
     assert "\n" not in line and "second line" not in line
     assert "sqlite:///m.db" in line and ("first line " + "x" * 289 + "...") in line and ("x" * 290) not in line
     assert "RuntimeError" in describe_failure("sqlite:///m.db", RuntimeError())
+
+
+def tables_of(path: Path) -> set[str]:
+    with sqlite3.connect(path) as connection:
+        return {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def test_an_sqlite_database_of_something_else_is_refused_and_left_as_it_was(tmp_path):
+    judgments = tmp_path / "judgments.db"
+    with sqlite3.connect(judgments) as connection:
+        connection.execute("CREATE TABLE judgments (pair TEXT, verdict TEXT)")
+    for write in (True, False):
+        with pytest.raises(TrackingError, match=r"judgments\.db is an SQLite database of something else \(tables "
+                                                r"judgments\), not an MLflow store.*pass the MLflow database"):
+            check_store(f"sqlite:///{judgments}", write=write)
+    with pytest.raises(TrackingError, match="not an MLflow store"):
+        open_store(f"sqlite:///{judgments}")
+    assert tables_of(judgments) == {"judgments"}
+    empty = tmp_path / "empty.db"
+    sqlite3.connect(empty).close()  # an SQLite file without tables becomes a store
+    check_store(f"sqlite:///{empty}")
+    open_store(f"sqlite:///{empty}")
+    assert {"experiments", "alembic_version", "runs"} <= tables_of(empty)
+
+
+FIRST_USE = "import sys; from tvrl_bench.tracking.store import client_for; client_for(sys.argv[1]).search_runs(['0'])"
+
+
+def test_processes_first_touching_a_new_store_together_create_its_tables_once(tmp_path):
+    import subprocess
+    import sys
+
+    for attempt in range(2):
+        uri = f"sqlite:///{tmp_path / f'new{attempt}.db'}"
+        processes = [subprocess.Popen([sys.executable, "-c", FIRST_USE, uri], stderr=subprocess.PIPE, text=True)
+                     for _ in range(4)]
+        errors = [p.communicate(timeout=300)[1] for p in processes]
+        assert [p.returncode for p in processes] == [0] * 4, "\n".join(errors)[-3000:]
+        tables = tables_of(tmp_path / f"new{attempt}.db")
+        assert {"experiments", "runs", "alembic_version"} <= tables
+        assert not [t for t in tables if t.startswith("_alembic_tmp")]
+    assert not (tmp_path / "mlruns").exists()

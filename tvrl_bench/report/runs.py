@@ -60,9 +60,9 @@ def resolve_tracking_uri(tracking_uri: str | None) -> str:
 
 def make_client(tracking_uri: str | None = None) -> Any:
     """An `mlflow.MlflowClient` for `resolve_tracking_uri(tracking_uri)`."""
-    from mlflow import MlflowClient
+    from tvrl_bench.tracking.store import client_for
 
-    return MlflowClient(tracking_uri=resolve_tracking_uri(tracking_uri))
+    return client_for(resolve_tracking_uri(tracking_uri))
 
 
 @dataclass

@@ -156,7 +156,7 @@ def run_sweep(study_file: str, executor_factory, options: SweepOptions,
         executor: Executor = executor_factory()
         try:
             with tracking_errors(uri):
-                tracker = StudyTracker.open(uri, study.name, study.tables, list(study.axes))  # before any worker
+                tracker = StudyTracker.open(uri, study.name, study.tables, list(study.axes), str(out))  # first
         except BaseException:
             executor.shutdown()
             raise

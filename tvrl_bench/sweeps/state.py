@@ -5,16 +5,25 @@ study's runs view (view.py), before any worker writes. Trials are child runs tag
 a sweep skips keys that have a FINISHED run and marks RUNNING runs KILLED when no live process owns their trial
 folder (training/lock.py): their sweep was killed. A run whose folder is locked is someone's live trial and is
 never touched.
+
+One sweep of a study per store at a time: the parent run records its sweeping process (`tvrl.sweep_owner`: host,
+pid and the process's start time, so a reused pid is not mistaken for it) and output folder; a second sweep of the
+study on the same store (into another --out) is refused while that process lives on this host. A killed sweep's
+RUNNING parent does not block: its process is gone.
 """
 
 from __future__ import annotations
 
+import os
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 
 from tvrl_bench.sweeps.view import save_study_view
 from tvrl_bench.tracking.mlflow_run import experiment_id, record_failed_run
-from tvrl_bench.training.lock import holder
+from tvrl_bench.training.lock import TrialBusy, holder
+
+OWNER_TAG, OUT_TAG = "tvrl.sweep_owner", "tvrl.sweep_out"
 
 
 @dataclass
@@ -42,20 +51,25 @@ class StudyTracker:
         self.parent_run_id = parent_run_id
 
     @classmethod
-    def open(cls, tracking_uri: str, study: str, tables: list[str], axes: list[str] = ()) -> "StudyTracker":
+    def open(cls, tracking_uri: str, study: str, tables: list[str], axes: list[str] = (), out: str = "") -> "StudyTracker":
         """The study's experiment (with its runs view, columns for `axes`) and parent run, created if missing; the
-        parent is RUNNING until `finish`."""
-        from mlflow.tracking import MlflowClient
+        parent is RUNNING, owned by this process sweeping into `out`, until `finish`. TrialBusy when another live
+        process on this host is sweeping the study on this store."""
+        from tvrl_bench.tracking.store import client_for, store_lock
 
-        client = MlflowClient(tracking_uri)
-        exp = experiment_id(client, study)
+        client = client_for(tracking_uri)
+        exp = experiment_id(client, study, tracking_uri)
         save_study_view(client, exp, list(axes))
-        parent = _find_parent(client, exp, study)
-        if parent is None:
-            tags = {"tvrl.role": "study", "tvrl.study": study}
-            parent = client.create_run(exp, run_name=study, tags=tags).info.run_id
-        else:
-            client.update_run(parent, status="RUNNING")
+        with store_lock(tracking_uri):  # two sweeps starting together: one sees the other's claim
+            parent = _find_parent(client, exp, study)
+            if parent is None:
+                tags = {"tvrl.role": "study", "tvrl.study": study}
+                parent = client.create_run(exp, run_name=study, tags=tags).info.run_id
+            else:
+                _refuse_a_live_sweep(client.get_run(parent), study, tracking_uri)
+                client.update_run(parent, status="RUNNING")
+            client.set_tag(parent, OWNER_TAG, process_identity(os.getpid()))
+            client.set_tag(parent, OUT_TAG, str(out))
         if tables:
             client.set_tag(parent, "tvrl.tables", ",".join(tables))
         return cls(client, study, exp, parent)
@@ -63,15 +77,13 @@ class StudyTracker:
     @classmethod
     def find(cls, tracking_uri: str, study: str) -> "StudyTracker | None":
         """The study's parent run if it exists; creates nothing (for --dry-run)."""
-        from mlflow.tracking import MlflowClient
-
-        from tvrl_bench.tracking.store import sqlite_path
+        from tvrl_bench.tracking.store import client_for, sqlite_path
 
         path = sqlite_path(tracking_uri)
         if path is not None and not path.exists():
             return None  # MLflow would create an empty database
 
-        client = MlflowClient(tracking_uri)
+        client = client_for(tracking_uri)
         found = client.get_experiment_by_name(study)
         parent = _find_parent(client, found.experiment_id, study) if found else None
         return cls(client, study, found.experiment_id, parent) if parent else None
@@ -124,3 +136,29 @@ def _find_parent(client, experiment: str, study: str) -> str | None:
         max_results=1,
     )
     return found[0].info.run_id if found else None
+
+
+def process_identity(pid: int) -> str:
+    """`host:pid:start` for a live process (start: its start time in clock ticks since boot, from /proc), or
+    `host:pid:` where /proc is not there."""
+    try:
+        start = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        start = ""
+    return f"{socket.gethostname()}:{pid}:{start}"
+
+
+def _refuse_a_live_sweep(parent, study: str, tracking_uri: str) -> None:
+    owner = parent.data.tags.get(OWNER_TAG, "")
+    if parent.info.status != "RUNNING" or owner.count(":") < 2:
+        return
+    host, pid, start = owner.rsplit(":", 2)
+    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid() or not start:
+        return  # another machine's sweep cannot be checked; a killed one must not block
+    if process_identity(int(pid)) == owner:
+        out = parent.data.tags.get(OUT_TAG) or "?"
+        raise TrialBusy(
+            f"study {study} is being swept right now by process {pid} into {out} on the store {tracking_uri}; "
+            f"a second sweep would run every trial twice: wait for it to end or stop it (`kill {pid}`: it "
+            "checkpoints and stops), then rerun"
+        )

@@ -1,6 +1,6 @@
 """One trial's MLflow run, through an explicit client (no global active run, so resuming is exact).
 
-Default tracking URI: `sqlite:///mlflow.db` in the working directory. Every attempt of a trial is its own run; a
+Default tracking URI: `sqlite:///mlflow.db` in the working directory (artifacts beside it in mlflow_artifacts/). Every attempt of a trial is its own run; a
 resumed attempt carries over the interrupted one's history (`carry_over`). A run ends FINISHED, FAILED or KILLED.
 """
 
@@ -19,10 +19,12 @@ EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 EXPERIMENT_KIND = "custom_model_development"
 
 
-def experiment_id(client: Any, name: str) -> str:
-    """The id of experiment `name`, created if missing (tolerating a concurrent creator), tagged as a
-    model-training experiment."""
+def experiment_id(client: Any, name: str, tracking_uri: str) -> str:
+    """The id of experiment `name` in the store at `tracking_uri`, created if missing (tolerating a concurrent
+    creator, with its artifacts beside an SQLite store: tracking/store.py), tagged as a model-training experiment."""
     from mlflow.exceptions import MlflowException
+
+    from tvrl_bench.tracking.store import artifact_location
 
     found = client.get_experiment_by_name(name)
     if found is not None:
@@ -32,9 +34,13 @@ def experiment_id(client: Any, name: str) -> str:
             client.set_experiment_tag(found.experiment_id, EXPERIMENT_KIND_TAG, EXPERIMENT_KIND)
         return found.experiment_id
     try:
-        return client.create_experiment(name, tags={EXPERIMENT_KIND_TAG: EXPERIMENT_KIND})
+        return client.create_experiment(name, artifact_location=artifact_location(tracking_uri, name),
+                                        tags={EXPERIMENT_KIND_TAG: EXPERIMENT_KIND})
     except MlflowException:
-        return client.get_experiment_by_name(name).experiment_id
+        found = client.get_experiment_by_name(name)
+        if found is None:  # not a concurrent creator: the store failed (a full disk, a locked file)
+            raise
+        return found.experiment_id
 
 
 def record_failed_run(
@@ -44,10 +50,11 @@ def record_failed_run(
 
     The error's first line goes to tag `tvrl.error`."""
     from mlflow.entities import Param
-    from mlflow.tracking import MlflowClient
 
-    client = MlflowClient(tracking_uri)
-    exp = experiment_id(client, experiment)
+    from tvrl_bench.tracking.store import client_for
+
+    client = client_for(tracking_uri)
+    exp = experiment_id(client, experiment, tracking_uri)
     run_id = client.create_run(exp, run_name=run_name, tags={**tags, "tvrl.error": error[:4000]}).info.run_id
     if params:
         client.log_batch(run_id, params=[Param(k, str(v)[:6000]) for k, v in params.items()])
@@ -59,11 +66,11 @@ class TrialTracker:
     """Logs one trial: params and tags once, metrics per step, artifacts, and the final status."""
 
     def __init__(self, tracking_uri: str, experiment: str, run_name: str, tags: dict[str, str] | None = None):
-        from mlflow.tracking import MlflowClient
+        from tvrl_bench.tracking.store import client_for
 
-        self.client = MlflowClient(tracking_uri)
+        self.client = client_for(tracking_uri)
         self.tracking_uri = tracking_uri
-        exp = experiment_id(self.client, experiment)
+        exp = experiment_id(self.client, experiment, tracking_uri)
         self.run_id = self.client.create_run(exp, run_name=run_name, tags=dict(tags or {})).info.run_id
 
     def carry_over(self, previous_run_id: str, up_to_step: int, folders: tuple[str, ...] = ("samples/start", "credit")) -> None:

@@ -4,7 +4,14 @@ URI rule (every console script): `--tracking-uri`, else `$MLFLOW_TRACKING_URI`, 
 
 `check_store(uri)` takes a few seconds at most and raises TrackingError, naming the URI and the fix, when
 - an SQLite file is not a database, or it (or its folder) cannot be written;
+- an SQLite file is a database of something else (no MLflow tables): MLflow would add its 65 tables to it;
 - an `http(s)://` server does not answer (three tries over about two seconds).
+It creates nothing. `open_store(uri)`, called before MLflow first touches a store in a process, opens an SQLite
+store under a lock on its folder, so that when several commands first touch a new store together, one creates
+MLflow's tables and the others wait for it (MLflow alone races: duplicate columns, half-made tables).
+
+Artifacts (sample videos, credit heatmaps, tables) of an SQLite store live beside it, in `<file stem>_artifacts/`
+(`mlflow.db` -> `mlflow_artifacts/<experiment>/`), never in the working directory; a server keeps its own.
 MLflow's own waits are bounded too (`bound_retries`): left alone, an unreachable server is retried for minutes
 and an unwritable SQLite file for two. `tracking_errors(uri)` turns an MLflow, SQLAlchemy or HTTP failure in
 the middle of a command into a TrackingError with the URI.
@@ -13,14 +20,16 @@ the middle of a command into a TrackingError with the URI.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
+import re
 import sqlite3
 import tempfile
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 URI_ENV = "MLFLOW_TRACKING_URI"
@@ -54,6 +63,16 @@ def sqlite_path(uri: str) -> Path | None:
     return Path(path) if path and path != ":memory:" else None
 
 
+def artifact_location(uri: str, experiment: str) -> str | None:
+    """Where a new experiment of the store at `uri` keeps its artifacts: beside an SQLite file, in
+    `<file stem>_artifacts/<experiment>` (a file URI); None for other stores (a server decides)."""
+    path = sqlite_path(uri)
+    if path is None:
+        return None
+    folder = path.resolve().parent / f"{path.stem}_artifacts" / (re.sub(r"[^\w.-]+", "_", experiment) or "experiment")
+    return folder.as_uri()
+
+
 def bound_retries() -> None:
     """Cap MLflow's HTTP retries and timeout for this process and the trial processes it starts."""
     for name, value in HTTP_LIMITS.items():
@@ -82,6 +101,8 @@ def _check_sqlite(uri: str, path: Path, write: bool) -> None:
                 f"tracking URI {uri}: {path} is not an SQLite database (it holds something else); "
                 f"move it away or {fix}"
             )
+        if head:
+            _refuse_foreign_database(uri, path)
         if write:
             _check_writable_database(uri, path, fix)
         return
@@ -125,6 +146,80 @@ def _check_writable_database(uri: str, path: Path, fix: str) -> None:
         raise TrackingError(
             f"tracking URI {uri}: cannot write {path} ({reason}); make the file and its folder writable or {fix}"
         ) from None
+
+
+MLFLOW_TABLES = {"experiments", "alembic_version"}
+
+
+def _refuse_foreign_database(uri: str, path: Path) -> None:
+    """A database with tables but none of MLflow's belongs to something else (an annotation page's judgments,
+    another tool's data): MLflow would migrate its schema into it, so refuse it."""
+    try:
+        connection = sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True, timeout=30)
+        try:
+            tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        finally:
+            connection.close()
+    except sqlite3.DatabaseError:
+        return  # unreadable or locked: the writability check (or MLflow) reports it
+    if tables and not tables & MLFLOW_TABLES:
+        shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+        raise TrackingError(
+            f"tracking URI {uri}: {path} is an SQLite database of something else (tables {shown}), not an MLflow "
+            "store, and MLflow would add its tables to it; pass the MLflow database with --tracking-uri (for "
+            "example sqlite:///mlflow.db) or set $MLFLOW_TRACKING_URI"
+        )
+
+
+@contextlib.contextmanager
+def _folder_lock(folder: Path) -> Iterator[None]:
+    """An exclusive lock on `folder` (flock on its descriptor: nothing is written), held by one process at a time."""
+    descriptor = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # releases the lock
+
+
+@contextlib.contextmanager
+def store_lock(uri: str) -> Iterator[None]:
+    """Hold the lock of an SQLite store's folder (the one `open_store` takes) for a check-then-write that two
+    processes must not interleave; no lock for other stores."""
+    path = sqlite_path(uri)
+    if path is None:
+        yield
+        return
+    with _folder_lock(_existing_ancestor(path.parent)):
+        yield
+
+
+_OPENED: set[str] = set()
+
+
+def open_store(uri: str) -> None:
+    """Open MLflow's store at `uri` in this process (an SQLite one's tables created if new) under a lock on the
+    database's folder, so that processes first touching a new store together create its tables once; later calls
+    in the process return at once (MLflow keeps the opened store)."""
+    path = sqlite_path(uri)
+    if path is None or uri in _OPENED:
+        return
+    from mlflow.tracking import MlflowClient
+
+    with _folder_lock(_existing_ancestor(path.parent)), tracking_errors(uri):
+        if path.exists():
+            _refuse_foreign_database(uri, path)
+        MlflowClient(uri).search_experiments(max_results=1)
+    _OPENED.add(uri)
+
+
+def client_for(uri: str) -> Any:
+    """An `mlflow.MlflowClient` for `uri`, the store opened first (`open_store`)."""
+    from mlflow.tracking import MlflowClient
+
+    open_store(uri)
+    with tracking_errors(uri):
+        return MlflowClient(uri)
 
 
 def _check_server(uri: str, tries: int = 3) -> None:
