@@ -3,14 +3,16 @@ takes the URI from --tracking-uri, else $MLFLOW_TRACKING_URI, else sqlite:///mlf
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
 import time
 
-from tests.reliability.helpers import (ROOT, assert_error, assert_none_running, files_in, run, runs_of, write_study,
-                                       written_outside)
+from tests.reliability.helpers import (ROOT, assert_error, assert_none_running, error_line, files_in, run, runs_of,
+                                       write_study, written_outside)
 from tests.support import console_script
+from tests.training.conftest import FAST
 
 TOY = "components/profiles/toy.gin"
 UNREACHABLE = "http://127.0.0.1:9"
@@ -90,3 +92,65 @@ def test_two_sweeps_of_one_study_started_together_on_a_new_store_run_each_trial_
     assert_none_running(uri, "tiny")
     assert not written_outside(tmp_path, before, ("out1", "out2", "store"))
     assert any(p.is_file() for p in (tmp_path / "store" / "q_artifacts").rglob("*"))  # the trials' artifacts, beside the store
+
+
+def _train_command(tmp_path, tiny_policy_path, uri):
+    bindings = [*FAST, f"policies.toy.path = '{tiny_policy_path}'", "training.trial.checkpoint_every = 1",
+                "training.trial.sample_videos = 0"]
+    return [console_script("tvrl-train"), TOY, "--steps", "30", "--tracking-uri", uri, "--out", str(tmp_path / "out"),
+            "--no-progress", "--gin_bindings", *bindings]
+
+
+def _lock_once_past(tmp_path, process, step: int, seconds: float | None) -> None:
+    """Once the trial's checkpoint passes `step`, hold an exclusive lock on the store for `seconds` (None: until the
+    process ends)."""
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and process.poll() is None:
+        infos = list((tmp_path / "out").glob("*/*/trial.json"))
+        try:
+            if infos and json.loads(infos[0].read_text())["step"] >= step:
+                break
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.2)
+    connection = sqlite3.connect(tmp_path / "t.db", timeout=60, isolation_level=None)
+    connection.execute("BEGIN EXCLUSIVE")
+    try:
+        until = time.monotonic() + (seconds if seconds is not None else 600)
+        while time.monotonic() < until and process.poll() is None:
+            time.sleep(0.2)
+    finally:
+        connection.execute("ROLLBACK")
+        connection.close()
+
+
+def test_a_store_locked_mid_trial_is_waited_for_then_one_line_and_a_rerun_resumes(tmp_path, tiny_policy_path):
+    uri = f"sqlite:///{tmp_path / 't.db'}"
+    command = _train_command(tmp_path, tiny_policy_path, uri)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "TVRL_STORE_PATIENCE_S": "3"}
+    env.pop("MLFLOW_TRACKING_URI", None)
+
+    # Locked for longer than the patience: one line, the checkpoint kept.
+    trial = subprocess.Popen(command, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True)
+    _lock_once_past(tmp_path, trial, 2, None)
+    stderr = trial.communicate(timeout=600)[1]
+    assert trial.returncode == 2, stderr[-3000:]
+    assert "Traceback" not in stderr and "SQLAlchemy" not in stderr, stderr[-3000:]
+    line = error_line(subprocess.CompletedProcess(command, 2, "", stderr), "tvrl-train")
+    assert "stayed locked by another process for more than 3 s" in line and "rerun the same command" in line
+    [info] = (tmp_path / "out").glob("*/*/trial.json")
+    stopped_at = json.loads(info.read_text())["step"]
+    assert stopped_at >= 2 and (info.parent / "state.pt").is_file()
+
+    # The rerun resumes; a lock of a few seconds within the patience is waited out with one warning.
+    trial = subprocess.Popen(command, cwd=tmp_path, env={**env, "TVRL_STORE_PATIENCE_S": "120"},
+                             stderr=subprocess.PIPE, text=True)
+    _lock_once_past(tmp_path, trial, stopped_at + 2, 30)  # (MLflow's SQLite waits up to about 20 s itself)
+    stderr = trial.communicate(timeout=600)[1]
+    assert trial.returncode == 0, stderr[-3000:]
+    assert "Traceback" not in stderr and stderr.count("is locked by another process; waiting") == 1, stderr[-3000:]
+    runs = runs_of(uri, "trials")
+    assert_none_running(uri, "trials")
+    [finished] = [r for r in runs if r.info.status == "FINISHED"]
+    [first] = [r for r in runs if r.info.run_id != finished.info.run_id]
+    assert finished.data.tags["tvrl.resumed_from"] == first.info.run_id and first.info.status in ("FAILED", "KILLED")

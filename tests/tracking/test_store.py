@@ -108,10 +108,50 @@ def test_other_uris_are_not_checked():
 def test_tracking_errors_name_the_uri_of_a_store_failure():
     uri = "sqlite:///somewhere.db"
     with pytest.raises(TrackingError) as caught, tracking_errors(uri):
-        raise sqlite3.OperationalError("database is locked")
+        raise sqlite3.OperationalError("disk I/O error")
     message = str(caught.value)
-    assert uri in message and "database is locked" in message and "--tracking-uri" in message
+    assert uri in message and "disk I/O error" in message and "--tracking-uri" in message
     assert isinstance(caught.value.__cause__, sqlite3.OperationalError)
+
+
+def test_a_store_locked_past_the_patience_says_so_and_how_to_resume(monkeypatch):
+    monkeypatch.setenv("TVRL_STORE_PATIENCE_S", "7")
+    with pytest.raises(TrackingError, match=r"stayed locked by another process for more than 7 s "
+                                            r"\(\$TVRL_STORE_PATIENCE_S\).*rerun the same command"):
+        with tracking_errors("sqlite:///somewhere.db"):
+            raise sqlite3.OperationalError("database is locked")
+
+
+def test_a_patient_client_retries_only_while_the_store_is_locked(monkeypatch):
+    from tvrl_bench.tracking.store import PatientClient
+
+    monkeypatch.setattr(time, "sleep", lambda seconds: None)
+    calls = []
+
+    class Client:
+        name = "not a method"
+
+        def log(self, value):
+            calls.append(value)
+            if len(calls) < 3:
+                raise sqlite3.OperationalError("database is locked")
+            return value
+
+        def broken(self):
+            calls.append("broken")
+            raise sqlite3.OperationalError("disk I/O error")
+
+    client = PatientClient(Client(), "sqlite:///x.db")
+    assert client.log(5) == 5 and calls == [5, 5, 5] and client.name == "not a method"
+    calls.clear()
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O"):
+        client.broken()
+    assert calls == ["broken"]  # other failures are not retried
+    monkeypatch.setenv("TVRL_STORE_PATIENCE_S", "0")
+    calls.clear()
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        client.log(1)
+    assert calls == [1]
 
 
 def test_tracking_errors_leave_other_errors_as_they_are():

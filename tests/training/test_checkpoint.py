@@ -1,8 +1,11 @@
-"""Trial checkpoints: state round trip, the info file, atomic writes, and errors that name the file."""
+"""Trial checkpoints: state round trip, the info file, atomic writes, the SHA-256 sidecar, and errors that name the
+file."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 
 import pytest
 import torch
@@ -91,7 +94,7 @@ def test_a_resave_replaces_the_state_and_leaves_no_temporary_files(tmp_path):
     checkpoints.save(2, "r", state_of(other), other_optimizer, {})
     saved = checkpoints.load()
     assert saved["step"] == 2 and torch.equal(saved["parameters"]["0"], other[0].detach())
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["state.pt", "trial.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["state.pt", "state.pt.sha256", "trial.json"]
 
 
 def test_a_failed_state_write_names_the_file_and_keeps_the_previous_checkpoint(tmp_path):
@@ -144,3 +147,107 @@ def test_a_damaged_state_file_raises_a_checkpoint_error_naming_it(tmp_path, dama
 
 def test_checkpoint_error_is_an_os_error():
     assert issubclass(CheckpointError, OSError)
+
+
+# -- integrity: the SHA-256 sidecar -----------------------------------------------------------------------------
+
+def saved_checkpoint(folder, step: int = 5, seed: int = 0) -> CheckpointDir:
+    checkpoints = CheckpointDir(folder)
+    params, optimizer = trained_optimizer(seed)
+    checkpoints.save(step, "r", state_of(params), optimizer, {})
+    return checkpoints
+
+
+def sha256_of(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def assert_refused(checkpoints: CheckpointDir) -> None:
+    with pytest.raises(CheckpointError) as caught:
+        checkpoints.load()
+    message = str(caught.value)
+    assert "\n" not in message
+    assert str(checkpoints.state_path) in message and "does not match the SHA-256" in message
+    assert "state.pt.sha256" in message and f"delete the folder {checkpoints.folder}" in message
+    assert checkpoints.state_path.is_file()  # never deleted
+
+
+def test_save_writes_the_sha256_of_the_state_beside_it_and_load_accepts_it(tmp_path):
+    checkpoints = saved_checkpoint(tmp_path, step=5)
+    assert checkpoints.digest_path == tmp_path / "state.pt.sha256"
+    assert checkpoints.digest_path.read_text() == sha256_of(checkpoints.state_path) + "\n"
+    assert checkpoints.load()["step"] == 5
+    saved_checkpoint(tmp_path, step=6, seed=1)  # a resave lists only the new file's digest
+    assert checkpoints.digest_path.read_text() == sha256_of(checkpoints.state_path) + "\n"
+    assert checkpoints.load()["step"] == 6
+
+
+def test_bytes_damaged_in_the_middle_of_the_state_are_refused_before_loading(tmp_path):
+    checkpoints = saved_checkpoint(tmp_path)
+    size = checkpoints.state_path.stat().st_size
+    n = min(4096, size // 4)  # 4 KiB, or a quarter of this small file
+    with open(checkpoints.state_path, "r+b") as file:
+        file.seek(size // 2 - n // 2)
+        file.write(os.urandom(n))
+    assert checkpoints.state_path.stat().st_size == size
+    assert_refused(checkpoints)
+
+
+def test_a_state_edited_and_resaved_without_its_digest_is_refused(tmp_path):
+    checkpoints = saved_checkpoint(tmp_path)
+    state = torch.load(checkpoints.state_path, map_location="cpu", weights_only=False)
+    assert state["parameters"]["0"].dtype == torch.float32
+    state["parameters"]["0"][0, 0] *= 1.01  # one value, 1% off: still a valid checkpoint, just not the one saved
+    torch.save(state, checkpoints.state_path)
+    assert_refused(checkpoints)
+
+
+def test_in_the_crash_window_either_listed_state_is_accepted(tmp_path):
+    """Killed between listing [old, new] and the rename (or just after it): the good file is still accepted."""
+    checkpoints = saved_checkpoint(tmp_path / "trial", step=1, seed=0)
+    newer = saved_checkpoint(tmp_path / "newer", step=2, seed=1)
+    old, new = sha256_of(checkpoints.state_path), sha256_of(newer.state_path)
+    checkpoints.digest_path.write_text(f"{old}\n{new}\n")
+    assert checkpoints.load()["step"] == 1  # state.pt not yet replaced
+    checkpoints.state_path.write_bytes(newer.state_path.read_bytes())
+    assert checkpoints.load()["step"] == 2  # replaced, the sidecar not yet rewritten
+
+
+class Killed(BaseException):
+    """Stands for SIGKILL: no except clause of the code under test runs."""
+
+
+@pytest.mark.parametrize("start", ["sidecar", "older version"])
+@pytest.mark.parametrize("killed_at", [1, 2, 3, 4])
+def test_a_save_killed_before_any_rename_leaves_a_checkpoint_that_loads(tmp_path, monkeypatch, start, killed_at):
+    """Every instant of a save lies between two renames (the temporary files are never read), so killing it before
+    each rename in turn covers them all: the folder holds the old or the new checkpoint, never one refused."""
+    checkpoints = saved_checkpoint(tmp_path, step=1, seed=0)
+    if start == "older version":
+        checkpoints.digest_path.unlink()
+    renames = []
+    real_replace = os.replace
+
+    def replace(src, dst):
+        renames.append(dst)
+        if len(renames) == killed_at:
+            raise Killed
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    params, optimizer = trained_optimizer(1)
+    try:
+        checkpoints.save(2, "r", state_of(params), optimizer, {})
+    except Killed:
+        pass
+    monkeypatch.undo()
+    assert checkpoints.load()["step"] in (1, 2)
+
+
+def test_a_folder_without_the_sidecar_loads_as_before(tmp_path):
+    """Checkpoints written before the sidecar existed are loaded unchecked."""
+    checkpoints = saved_checkpoint(tmp_path, step=3)
+    checkpoints.digest_path.unlink()
+    assert checkpoints.load()["step"] == 3
+    saved_checkpoint(tmp_path, step=4, seed=1)  # the next save adds the sidecar
+    assert checkpoints.digest_path.read_text() == sha256_of(checkpoints.state_path) + "\n"

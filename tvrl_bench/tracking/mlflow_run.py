@@ -85,8 +85,7 @@ class TrialTracker:
             previous = self.client.get_run(previous_run_id)
         except MlflowException:
             return  # logged to another tracking store; nothing to carry over
-        if previous.info.status == "RUNNING":
-            self.client.set_terminated(previous_run_id, "KILLED")
+        self.end_previous(previous_run_id)
         self.set_tags({"tvrl.resumed_from": previous_run_id})
         for key in previous.data.metrics:
             history = self.client.get_metric_history(previous_run_id, key)
@@ -98,6 +97,17 @@ class TrialTracker:
                 if self.client.list_artifacts(previous_run_id, folder):
                     local = self.client.download_artifacts(previous_run_id, folder, tmp)
                     self.client.log_artifacts(self.run_id, local, folder)
+
+    def end_previous(self, previous_run_id: str) -> None:
+        """Mark an interrupted attempt's run KILLED if it is still RUNNING (its process died without a word, or the
+        store failed before it could say so)."""
+        from mlflow.exceptions import MlflowException
+
+        try:
+            if self.client.get_run(previous_run_id).info.status == "RUNNING":
+                self.client.set_terminated(previous_run_id, "KILLED")
+        except MlflowException:
+            pass  # logged to another tracking store
 
     def log_params(self, params: dict[str, Any]) -> None:
         from mlflow.entities import Param

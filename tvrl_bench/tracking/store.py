@@ -10,6 +10,11 @@ It creates nothing. `open_store(uri)`, called before MLflow first touches a stor
 store under a lock on its folder, so that when several commands first touch a new store together, one creates
 MLflow's tables and the others wait for it (MLflow alone races: duplicate columns, half-made tables).
 
+A store that is locked for a while (another process holding a long write, a backup copying the file) is waited
+for: every MLflow call through `client_for` retries while SQLite says "database is locked", for up to
+$TVRL_STORE_PATIENCE_S seconds (default 300), with one warning line; past that it fails as a TrackingError.
+MLflow's own ERROR log of each failed statement (a traceback per try) is silenced: the one-line error says it.
+
 Artifacts (sample videos, credit heatmaps, tables) of an SQLite store live beside it, in `<file stem>_artifacts/`
 (`mlflow.db` -> `mlflow_artifacts/<experiment>/`), never in the working directory; a server keeps its own.
 MLflow's own waits are bounded too (`bound_retries`): left alone, an unreachable server is retried for minutes
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import logging
 import os
 import re
 import sqlite3
@@ -31,7 +37,10 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Iterator
 
+log = logging.getLogger(__name__)
+
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
+PATIENCE_ENV, DEFAULT_PATIENCE_S = "TVRL_STORE_PATIENCE_S", 300.0
 URI_ENV = "MLFLOW_TRACKING_URI"
 SQLITE_PREFIX = "sqlite:///"
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -214,12 +223,53 @@ def open_store(uri: str) -> None:
 
 
 def client_for(uri: str) -> Any:
-    """An `mlflow.MlflowClient` for `uri`, the store opened first (`open_store`)."""
+    """An `mlflow.MlflowClient` for `uri`, the store opened first (`open_store`), whose calls wait out a locked
+    SQLite store (`PatientClient`)."""
     from mlflow.tracking import MlflowClient
 
+    logging.getLogger("mlflow.store.db.utils").setLevel(logging.CRITICAL)  # a traceback per failed statement
     open_store(uri)
     with tracking_errors(uri):
-        return MlflowClient(uri)
+        return PatientClient(MlflowClient(uri), uri)
+
+
+def is_locked(exc: BaseException) -> bool:
+    """True for SQLite's "database is locked" (busy) error, however MLflow or SQLAlchemy wrapped it."""
+    text = str(exc)
+    return "database is locked" in text or "database table is locked" in text
+
+
+class PatientClient:
+    """An MlflowClient whose calls are retried while the store is locked, up to $TVRL_STORE_PATIENCE_S seconds.
+
+    A locked SQLite write did not commit, so trying it again is safe."""
+
+    def __init__(self, client: Any, uri: str):
+        self._client = client
+        self._uri = uri
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._client, name)
+        if not callable(attribute) or name.startswith("_"):
+            return attribute
+
+        def patiently(*args, **kwargs):
+            patience = float(os.environ.get(PATIENCE_ENV) or DEFAULT_PATIENCE_S)
+            deadline, delay, warned = time.monotonic() + patience, 0.5, False
+            while True:
+                try:
+                    return attribute(*args, **kwargs)
+                except Exception as exc:
+                    if not is_locked(exc) or time.monotonic() + delay > deadline:
+                        raise
+                    if not warned:
+                        log.warning("the tracking store %s is locked by another process; waiting for it (up to %.0f s, "
+                                    "$%s)", self._uri, patience, PATIENCE_ENV)
+                        warned = True
+                    time.sleep(delay)
+                    delay = min(2 * delay, 10.0)
+
+        return patiently
 
 
 def _check_server(uri: str, tries: int = 3) -> None:
@@ -247,6 +297,12 @@ def describe_failure(uri: str, exc: BaseException) -> str:
     reason = text[0] if text else type(exc).__name__
     if len(reason) > 300:
         reason = reason[:300] + "..."
+    if is_locked(exc):
+        patience = float(os.environ.get(PATIENCE_ENV) or DEFAULT_PATIENCE_S)
+        return (
+            f"the MLflow tracking store at {uri} stayed locked by another process for more than {patience:.0f} s "
+            f"(${PATIENCE_ENV}); once it is free, rerun the same command: a trial resumes from its last checkpoint"
+        )
     return (
         f"the MLflow tracking store at {uri} failed: {reason}; check that it is reachable and writable "
         "(`mlflow server` running, or the SQLite file and its folder writable), or pass another --tracking-uri"

@@ -5,12 +5,22 @@ Layout: <folder>/state.pt (written atomically) and <folder>/trial.json ({"run_id
 All randomness is derived from (seed, step), so no RNG state needs saving.
 A write that fails (a full disk, a read-only folder) raises CheckpointError naming the file, the reason and the
 fix, and leaves the previous checkpoint as it was.
+
+Integrity: each save records the SHA-256 of state.pt in <folder>/state.pt.sha256 (one hex digest a line), and load
+hashes state.pt and compares before unpickling it; a file that matches none of the listed digests (a disk or copy
+fault, an edit) raises CheckpointError naming it and the fix, and is never used nor deleted. The cost is one extra
+read of state.pt per save and per load (about 1-2 GB/s; a resume then reads it from the page cache).
+Crash safety: before state.pt is replaced the sidecar lists the digests it held plus the new one, and after the
+replace only the new one, so a process killed at any instant never makes a good checkpoint look damaged.
+A folder without the sidecar (written by an older version, or killed between the very first state.pt and its
+sidecar) is loaded unchecked, as before. To keep a state.pt changed on purpose, delete its sidecar.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import pickle
@@ -73,6 +83,11 @@ class CheckpointDir:
         return self.folder / "state.pt"
 
     @property
+    def digest_path(self) -> Path:
+        """The sidecar holding the SHA-256 digests state.pt may have (see the module docstring)."""
+        return self.folder / "state.pt.sha256"
+
+    @property
     def info_path(self) -> Path:
         return self.folder / "trial.json"
 
@@ -111,21 +126,78 @@ class CheckpointDir:
         tmp = self.folder / "state.pt.tmp"
         optimizer_state = optimizer if isinstance(optimizer, dict) else optimizer.state_dict()
         state = {"step": step, "parameters": parameters, "optimizer": optimizer_state, "extra": extra}
+        accepted = self.accepted_digests()
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             torch.save(state, tmp)
-            os.replace(tmp, self.state_path)
+            digest = file_sha256(tmp)
         except (OSError, RuntimeError) as exc:  # torch reports a failed write as RuntimeError("[enforce fail ...")
             with contextlib.suppress(OSError):
                 tmp.unlink(missing_ok=True)
             raise write_failure(tmp, exc) from None
+        if accepted is not None:  # during the replace state.pt is the old file or the new one: accept both
+            self._write_digests([*accepted, digest])
+        try:
+            os.replace(tmp, self.state_path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+            raise write_failure(self.state_path, exc) from None
+        self._write_digests([digest])
         self.write_info(run_id, step)
 
+    def accepted_digests(self) -> list[str] | None:
+        """The SHA-256 hex digests the sidecar lists for state.pt, or None when there is no sidecar."""
+        try:
+            text = self.digest_path.read_text()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise CheckpointError(
+                f"cannot read {self.digest_path} ({exc}); delete the folder {self.folder} to start this trial anew"
+            ) from None
+        return [line.strip().lower() for line in text.splitlines() if line.strip()]
+
+    def _write_digests(self, digests: list[str]) -> None:
+        """Replace the sidecar atomically (and durably: it is tiny) with `digests`, one a line."""
+        tmp = self.folder / "state.pt.sha256.tmp"
+        try:
+            with open(tmp, "w") as file:
+                file.write("".join(f"{d}\n" for d in dict.fromkeys(digests)))
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(tmp, self.digest_path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+            raise write_failure(self.digest_path, exc) from None
+
+    def verify(self) -> None:
+        """Raise CheckpointError when state.pt matches none of the digests its sidecar lists (no sidecar: no check)."""
+        accepted = self.accepted_digests()
+        if accepted is None:
+            return
+        try:
+            digest = file_sha256(self.state_path)
+        except OSError as exc:
+            raise CheckpointError(
+                f"{self.state_path}: the checkpoint cannot be read ({exc}). Restore it from a backup, or delete the "
+                f"folder {self.folder} to start this trial anew"
+            ) from None
+        if digest not in accepted:
+            raise CheckpointError(
+                f"{self.state_path}: the checkpoint does not match the SHA-256 written with it "
+                f"({self.digest_path.name}): it was changed or damaged after it was saved, and it is not used. Restore "
+                f"it from a backup, or delete the folder {self.folder} to start this trial anew"
+            )
+
     def load(self) -> dict[str, Any] | None:
+        """The saved state (tensors memory-mapped), or None when there is none; CheckpointError when it is damaged."""
         import torch
 
         if not self.state_path.is_file():
             return None
+        self.verify()  # before unpickling: a damaged file is refused, never half-read
         try:
             # mmap: the processes of a trial each read the checkpoint without each holding a copy in memory
             return torch.load(self.state_path, map_location="cpu", weights_only=False, mmap=True)
@@ -135,3 +207,9 @@ class CheckpointDir:
                 f"{self.state_path}: the checkpoint cannot be read ({first}); it is damaged. Delete the folder "
                 f"{self.folder} to start this trial anew, or restore the file from a backup"
             ) from None
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 hex digest of a file, read in chunks (no copy of it in memory)."""
+    with open(path, "rb") as file:
+        return hashlib.file_digest(file, "sha256").hexdigest()

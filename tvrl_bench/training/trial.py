@@ -12,6 +12,7 @@ Ownership: one process at a time runs a trial key; its folder's lock (training/l
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import tempfile
@@ -113,14 +114,16 @@ def _run(loaded: gin_config.LoadedConfig, key: str, settings: TrialSettings, pro
     method = run_params.method_of(names["credit"], settings.credit, settings.steps, settings.objective)
     info = checkpoints.info()
     unfinished = info if info is not None and not info.finished else None
-    saved = checkpoints.load() if unfinished else None
     attempt = options.attempt or (unfinished.attempt + 1 if unfinished else 1)
     tracker = None
     if processes.is_main:
         tracker = TrialTracker(options.tracking_uri, options.experiment, _run_name(names, settings.seed, method, options),
                                _tags(key, options, attempt))
+        if unfinished and unfinished.run_id:
+            tracker.end_previous(unfinished.run_id)  # even when its checkpoint turns out to be unusable
     status = "FAILED"
     try:
+        saved = checkpoints.load() if unfinished else None  # a damaged checkpoint fails this attempt's run
         start = int(saved["step"]) if saved else 0
         if not processes.same_everywhere(start):  # each process reads the checkpoint from its own --out
             raise CheckpointError(f"{checkpoints.folder}: the trial's processes see different checkpoints (this one: "
@@ -152,6 +155,11 @@ def _run(loaded: gin_config.LoadedConfig, key: str, settings: TrialSettings, pro
     except KeyboardInterrupt:
         status = "KILLED"
         raise
+    except Exception as exc:
+        if tracker is not None:
+            with contextlib.suppress(Exception):  # the store itself may be what failed
+                tracker.set_tags({"tvrl.error": _first_line(exc)})
+        raise
     finally:
         if tracker is not None:
             tracker.finish(status)
@@ -175,6 +183,12 @@ def _run_name(names: dict[str, str], seed: int, method: str, options: TrialOptio
     return run_params.run_name(names, seed, options.study)
 
 
+def _first_line(exc: BaseException) -> str:
+    """`Type: first line of the message`, for tag tvrl.error (MLflow caps tag values: 4000 characters kept)."""
+    message = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {message[0] if message else ''}"[:4000]
+
+
 def _record_failure(loaded: gin_config.LoadedConfig, key: str, options: TrialOptions, exc: BaseException) -> None:
     """Log a FAILED run for a trial that failed before its own run existed (its error in tag tvrl.error)."""
     seed = _bound("training.trial.seed", 0)
@@ -189,8 +203,7 @@ def _record_failure(loaded: gin_config.LoadedConfig, key: str, options: TrialOpt
         name = run_params.run_name(names, seed, options.study)
     else:
         name = "-".join([*names.values(), f"s{seed}"])
-    message = str(exc).strip().splitlines()
-    error = f"{type(exc).__name__}: {message[0] if message else ''}"
+    error = _first_line(exc)
     try:
         run_id = record_failed_run(options.tracking_uri, options.experiment, name, _tags(key, options, options.attempt or 1),
                                    params, error)
