@@ -23,6 +23,12 @@ FOLDERS = {"policy": "toy_policy", "critic": "toy_learned"}  # where policies.to
 BINDINGS = {"policy": "policies.toy.path", "critic": "rewards.toy_learned.path"}
 
 
+def folder_of(name: str, recipe: str) -> str:
+    """The checkpoint folder's name: the policy of recipe v1 is `toy_policy`, of another recipe `toy_policy_<recipe>`
+    (so `--overwrite-assets` writes where `policies.toy.base` finds it)."""
+    return FOLDERS[name] if name != "policy" or recipe == "v1" else f"{FOLDERS[name]}_{recipe}"
+
+
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "prepare-toy",
@@ -30,7 +36,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Pretrain the toy world's checkpoints from a seed, for a fixed number of steps (same seed and steps give "
             "the same weights). The policy: a tiny HunyuanVideo-1.5 transformer trained by flow matching, about "
-            "20-25 CPU-minutes at the default 4000 steps on one thread (see docs/toy_policy.md). The critic: the "
+            "35 CPU-minutes for recipe v1 (6,000 steps) and 65 CPU-minutes for v2 (10,000 steps) on one thread (see "
+            "docs/toy_policy.md). The critic: the "
             "learned toy critic (toy_learned)."
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -109,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     lines = []
     for name in what:
-        out_dir = root / FOLDERS[name]
+        out_dir = root / folder_of(name, args.recipe)
         print(f"prepare-toy: building the toy {name} (seed {args.seed}, "
               f"{'recipe default' if args.steps is None else args.steps} steps) -> {out_dir}", flush=True)
         t0 = time.perf_counter()
@@ -117,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
         kept = f"; the previous one is kept in {backup}" if backup else ""
         lines.append(f"{name} -> {out_dir} in {_minutes(time.perf_counter() - t0)}: {describe(summary)}{kept}")
     if root != ASSETS:
-        uses = " ".join(f"\"{BINDINGS[n]} = '{root / FOLDERS[n]}'\"" for n in what)
+        uses = " ".join(f"\"{BINDINGS[n]} = '{root / folder_of(n, args.recipe)}'\"" for n in what)
         print(f"prepare-toy: use them in a trial with --gin_bindings {uses}")
     print(f"prepare-toy done in {_minutes(time.perf_counter() - started)}")
     for line in lines:

@@ -29,7 +29,10 @@ from tvrl_bench.policies.toy_network import create_toy_network, load_toy_network
 from tvrl_bench.registry import register
 from tvrl_bench.tokens import TokenGrid
 
-DEFAULT_PATH = Path(__file__).resolve().parent.parent / "assets" / "toy_policy"
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+# The shipped base checkpoints, by the recipe that made them (tvrl_bench.recipes.pretrain_policy.RECIPES).
+SHIPPED_BASES = {"v1": ASSETS / "toy_policy", "v2": ASSETS / "toy_policy_v2"}
+DEFAULT_PATH = SHIPPED_BASES["v1"]
 NUM_TRAIN_TIMESTEPS = 1000  # HunyuanVideo-1.5 feeds the transformer timestep = sigma * 1000
 
 
@@ -47,13 +50,18 @@ class ToyPolicy(Policy):
         sigma_min: float = 0.02,
         fast: bool = True,
         train: tuple[str, ...] = (),
+        base: str = "v1",
     ):
-        """fast: run the transformer through `lean_forward` (same weights and result to float rounding) instead
+        """path: a checkpoint folder (from `tvrl-bench prepare-toy --out`); None loads the shipped base `base`.
+        base: which shipped base when path is None: 'v1' (2-frame tokens) or 'v2' (4-frame tokens; docs/toy_policy.md).
+        fast: run the transformer through `lean_forward` (same weights and result to float rounding) instead
         of diffusers' forward; False gives diffusers' own forward, the reference for the equivalence tests.
         train: name prefixes of the transformer parameters the optimizer updates (e.g. 'transformer_blocks',
         'norm_out'); empty trains every parameter that the toy policy uses."""
         super().__init__()
-        self.transformer, self.text_encoder = load_toy_network(Path(path) if path else DEFAULT_PATH)
+        if base not in SHIPPED_BASES:
+            raise ValueError(f"policies.toy.base = {base!r}: the shipped bases are {', '.join(map(repr, SHIPPED_BASES))}")
+        self.transformer, self.text_encoder = load_toy_network(Path(path) if path else SHIPPED_BASES[base])
         self.text_encoder.requires_grad_(False)
         # The ByT5 glyph and image branches of HunyuanVideo-1.5 get all-masked inputs here: never trained.
         self.transformer.context_embedder_2.requires_grad_(False)

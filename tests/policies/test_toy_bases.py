@@ -1,0 +1,26 @@
+"""The shipped toy bases: each loads by name, has its recipe's architecture, and records the recipe that made it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+import pytest
+
+from tvrl_bench.policies.toy import SHIPPED_BASES, ToyPolicy
+from tvrl_bench.recipes.pretrain_policy import RECIPES
+
+
+@pytest.mark.parametrize("base, grid", [("v1", (4, 8, 8)), ("v2", (2, 8, 8))])
+def test_each_shipped_base_loads_by_name_and_records_its_recipe(base, grid):
+    policy = ToyPolicy(base=base)
+    assert policy.latent_shape() == (3, 8, 16, 16)
+    assert policy.token_grid.grid_from_latent((1, *policy.latent_shape())) == grid
+    record = json.loads((SHIPPED_BASES[base] / "pretrain.json").read_text())
+    recipe = asdict(RECIPES[base])  # v1's record predates the recipe's later fields, which keep v1's behaviour
+    assert record["seed"] == 0 and record["recipe"] == {k: recipe[k] for k in record["recipe"]}
+
+
+def test_an_unknown_base_names_the_choices():
+    with pytest.raises(ValueError, match=r"policies\.toy\.base = 'v9'.*'v1', 'v2'"):
+        ToyPolicy(base="v9")
