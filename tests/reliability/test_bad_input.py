@@ -9,6 +9,7 @@ macro, parameter or word) and the fix; none is "internal error", none leaves a r
 from __future__ import annotations
 
 import codecs
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -109,12 +110,20 @@ BUILD_CASES = {
 
 
 @pytest.mark.parametrize("case", list(BUILD_CASES))
-def test_values_that_do_not_fit_are_config_errors_not_bugs(tmp_path, tiny_policy_path, case):
+def test_values_that_do_not_fit_are_config_errors_not_bugs(tmp_path, tiny_policy_path, case, capsys, monkeypatch):
+    """tvrl-train's own entry point, in this process (these faults need no process of their own, and each of
+    the five cases would otherwise pay 10-20 s of imports)."""
+    from tvrl_bench.cli.train import main
+
     lines, needles = BUILD_CASES[case]
     (tmp_path / "prompts.csv").write_text(EVAL_PROMPT_WITHOUT_CHECKS if "eval" in case else PROMPTS_WITH_UNKNOWN_WORDS)
     config = fast_config(tmp_path, tiny_policy_path, *[line.format(tmp=tmp_path) for line in lines])
     last = len(config.read_text().splitlines())
-    result = train(tmp_path, config)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    code = main([str(config), "--steps", "1", "--tracking-uri", f"sqlite:///{tmp_path / 't.db'}",
+                 "--out", str(tmp_path / "out"), "--no-progress"])
+    captured = capsys.readouterr()
+    result = subprocess.CompletedProcess(["tvrl-train"], code, captured.out, captured.err)
     line = assert_error(result, "tvrl-train", 2, *[n.format(last=last) for n in needles])
     assert "internal error" not in line and "bug" not in line
     assert_none_running(f"sqlite:///{tmp_path / 't.db'}", "trials")

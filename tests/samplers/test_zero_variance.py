@@ -35,5 +35,5 @@ def test_schedule_refuses_to_train_a_sampler_without_noise():
 
 
 def test_schedule_window_may_not_contain_the_final_ode_step():
-    with pytest.raises(ValueError, match="sde_window=.*last step"):
+    with pytest.raises(ValueError, match="sde_window = .*last step"):
         Schedule(num_steps=6, sde_window=(3, 3))
