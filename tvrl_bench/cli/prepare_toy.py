@@ -37,8 +37,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "Pretrain the toy world's checkpoints from a seed, for a fixed number of steps (same seed and steps give "
             "the same weights). The policy: a tiny HunyuanVideo-1.5 transformer trained by flow matching, about "
             "35 CPU-minutes for recipe v1 (6,000 steps) and 65 CPU-minutes for v2 (10,000 steps) on one thread (see "
-            "docs/toy_policy.md). The critic: the "
-            "learned toy critic (toy_learned)."
+            "docs/toy_policy.md). The critic: the learned toy critic (toy_learned)."
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )

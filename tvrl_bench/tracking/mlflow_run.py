@@ -1,7 +1,8 @@
 """One trial's MLflow run, through an explicit client (no global active run, so resuming is exact).
 
-Default tracking URI: `sqlite:///mlflow.db` in the working directory (artifacts beside it in mlflow_artifacts/). Every attempt of a trial is its own run; a
-resumed attempt carries over the interrupted one's history (`carry_over`). A run ends FINISHED, FAILED or KILLED.
+Default tracking URI: `sqlite:///mlflow.db` in the working directory (artifacts beside it in mlflow_artifacts/).
+Every attempt of a trial is its own run; a resumed attempt carries over the interrupted one's history
+(`carry_over`). A run ends FINISHED, FAILED or KILLED.
 """
 
 from __future__ import annotations

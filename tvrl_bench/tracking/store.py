@@ -215,7 +215,7 @@ def open_store(uri: str) -> None:
         return
     from mlflow.tracking import MlflowClient
 
-    with _folder_lock(_existing_ancestor(path.parent)), tracking_errors(uri):
+    with store_lock(uri), tracking_errors(uri):
         if path.exists():
             _refuse_foreign_database(uri, path)
         MlflowClient(uri).search_experiments(max_results=1)
@@ -231,6 +231,11 @@ def client_for(uri: str) -> Any:
     open_store(uri)
     with tracking_errors(uri):
         return PatientClient(MlflowClient(uri), uri)
+
+
+def patience_s() -> float:
+    """How long a locked store is waited for: $TVRL_STORE_PATIENCE_S, else 300 s."""
+    return float(os.environ.get(PATIENCE_ENV) or DEFAULT_PATIENCE_S)
 
 
 def is_locked(exc: BaseException) -> bool:
@@ -254,7 +259,7 @@ class PatientClient:
             return attribute
 
         def patiently(*args, **kwargs):
-            patience = float(os.environ.get(PATIENCE_ENV) or DEFAULT_PATIENCE_S)
+            patience = patience_s()
             deadline, delay, warned = time.monotonic() + patience, 0.5, False
             while True:
                 try:
@@ -298,9 +303,8 @@ def describe_failure(uri: str, exc: BaseException) -> str:
     if len(reason) > 300:
         reason = reason[:300] + "..."
     if is_locked(exc):
-        patience = float(os.environ.get(PATIENCE_ENV) or DEFAULT_PATIENCE_S)
         return (
-            f"the MLflow tracking store at {uri} stayed locked by another process for more than {patience:.0f} s "
+            f"the MLflow tracking store at {uri} stayed locked by another process for more than {patience_s():.0f} s "
             f"(${PATIENCE_ENV}); once it is free, rerun the same command: a trial resumes from its last checkpoint"
         )
     return (

@@ -231,10 +231,11 @@ def _check_prompts(settings: TrialSettings) -> None:
     locations = getattr(settings.dataset, "locations", None) or {}
     train = list(settings.dataset.train)
     evaluated = list(settings.dataset.eval)[: settings.eval_prompts]
-    for role, items, effect in [
+    roles = [
         ("training", train, "these prompts would train nothing (advantage 0)"),
         ("evaluation", evaluated, "these prompts would silently be left out of eval/overall"),
-    ] if getattr(settings.reward, "uses_checks", False) else []:
+    ]
+    for role, items, effect in roles if getattr(settings.reward, "uses_checks", False) else []:
         lacking = [item for item in items if not item.checks]
         if not lacking:
             continue
@@ -246,8 +247,13 @@ def _check_prompts(settings: TrialSettings) -> None:
             "`tvrl-bench decompose PROMPTS --model QWEN_PATH --out checks.jsonl` and bind datasets.file.checks_path"
         )
     tokenize = getattr(getattr(settings.policy, "text_encoder", None), "tokenize", None)
-    if callable(tokenize):
-        for item in dict.fromkeys(i.prompt for i in [*train, *evaluated]):
+    if not callable(tokenize):
+        return
+    prompts = list(dict.fromkeys(i.prompt for i in [*train, *evaluated]))
+    try:
+        tokenize(prompts)  # one call for the whole set; the prompt at fault is looked for only when it fails
+    except gin_config.ConfigError:
+        for item in prompts:
             try:
                 tokenize([item])
             except gin_config.ConfigError as exc:
