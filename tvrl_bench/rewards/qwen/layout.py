@@ -5,7 +5,8 @@ replaces it with the video's tokens, given the preprocessed video (`qwen_video.Q
 
 - family "qwen3_vl" (`Qwen3VLProcessor`: Qwen3.5, Qwen3-VL): per temporal patch t, the text
   `<{timestamp:.1f} seconds>` then `<|vision_start|>`, grid_h * grid_w / merge_size**2 pad tokens,
-  `<|vision_end|>`. The timestamp is the mean time (index / video_fps) of the first and last frame the patch
+  `<|vision_end|>`; these replace the template's whole `<|vision_start|><|video_pad|><|vision_end|>` (so no
+  outer pair wraps the frames), as Qwen's processor does (transformers >= 5.25; 5.0-5.24 kept the outer pair). The timestamp is the mean time (index / video_fps) of the first and last frame the patch
   covers, the index list padded with its last entry to a multiple of temporal_patch_size.
 - family "qwen2_vl" (`Qwen2VLProcessor`, `Qwen2_5_VLProcessor`): grid_t * grid_h * grid_w / merge_size**2 pad
   tokens in one block.
@@ -109,6 +110,9 @@ def layout_texts(
         video_placeholder(settings, grid, idx, fps, tokens)
         for grid, idx, fps in zip(inputs.video_grid_thw.tolist(), inputs.frame_indices, inputs.video_fps)
     ]
+    if settings.family == "qwen3_vl":  # each frame brings its own start and end: the template's wrapper goes
+        wrapper = tokens.vision_start + tokens.video_token + tokens.vision_end
+        texts = [t.replace(wrapper, tokens.video_token) for t in texts]
     return expand_video_tokens(texts, placeholders, tokens.video_token)
 
 
