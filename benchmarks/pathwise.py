@@ -6,6 +6,9 @@ whole deterministic sampling chain into the policy (direct reward backpropagatio
 less noise per rollout) and trains with Adam on the profile's prompts, batch size and schedule. The fixed eval
 prompts are scored by the exact evaluator and the critic every `--eval_every` steps, with the trial's fixed noise.
 
+`--fixed_batch` trains on one batch (the same prompts and initial noise every step): if even that batch's reward
+does not climb, the limit is the optimisation through the sampling chain, not the critic's signal or its noise.
+
 If the evaluator does not rise here, no estimator of the same reward can make it rise much in as many steps: the
 limit is the critic or the policy, not the RL estimator. If it rises, the RL loop's problem is its estimate.
 
@@ -52,6 +55,9 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=1e-4, help="Adam learning rate (default 1e-4, the toy profile's)")
     parser.add_argument("--eval_every", type=int, default=20, help="evaluate the fixed eval prompts every N steps")
     parser.add_argument("--seed", type=int, default=0, help="the trial seed: prompts drawn, eval noise (default 0)")
+    parser.add_argument("--fixed_batch", action="store_true",
+                        help="train on step 0's prompts and initial noise at every step: can the policy climb the "
+                             "critic on one batch at all? (its train reward is then that batch's, step after step)")
     add_profile_arguments(parser)
     args = parser.parse_args()
     args.gin_bindings = [*args.gin_bindings, f"training.trial.seed = {args.seed}"]
@@ -69,7 +75,7 @@ def main() -> None:
         for step in range(args.steps):
             started = time.perf_counter()
             optimizer.zero_grad(set_to_none=True)
-            reward = reward_with_gradient(trainer, step, args.seed)
+            reward = reward_with_gradient(trainer, 0 if args.fixed_batch else step, args.seed)
             norm = torch.nn.utils.clip_grad_norm_(trainer.parameters, trainer.s.max_grad_norm)
             optimizer.step()
             print(f"step {step + 1}: train reward {float(reward):.4f}, grad norm {float(norm):.4g}, "

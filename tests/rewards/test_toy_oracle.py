@@ -22,9 +22,9 @@ from tvrl_bench.world.render import render_batch, sprite_masks
 from tvrl_bench.world.scene import SceneDescription, SpriteDescription, ground_truth_scene, sample_scenes
 
 
-@pytest.fixture(scope="module")
-def oracle() -> ToyOracle:
-    return ToyOracle()
+@pytest.fixture(scope="module", params=["fill", "component"])
+def oracle(request) -> ToyOracle:
+    return ToyOracle(shape_measure=request.param)
 
 
 def _rewards(oracle: ToyOracle, videos: torch.Tensor, prompts: list[str], checks: list[tuple[str, ...]]) -> torch.Tensor:
@@ -46,10 +46,11 @@ def test_shares_no_code_with_the_evaluator():
     assert "toy_oracle" not in evaluator_source and "rewards" not in evaluator_source.split('"""')[-1]
 
 
+@pytest.mark.parametrize("measure", ["fill", "component"])
 @pytest.mark.parametrize("world", ["default", "hard"])
-def test_agrees_with_the_truth_and_the_evaluator_on_ground_truth(world):
+def test_agrees_with_the_truth_and_the_evaluator_on_ground_truth(world, measure):
     d = difficulty(world, count_checks=True)
-    oracle = ToyOracle(difficulty=world)
+    oracle = ToyOracle(difficulty=world, shape_measure=measure)
     scenes = sample_scenes(16 if world == "hard" else 40, 5, d)
     videos = render_batch(scenes)
     prompts = [prompt_of(s) for s in scenes]
@@ -136,8 +137,11 @@ def test_pairs_are_independent_and_batching_changes_nothing(oracle):
     assert torch.allclose(scores.detach(), one_by_one, atol=1e-5)
 
 
-def test_gradient_is_an_ascent_direction_for_every_kind(oracle):
-    """Shape structure uses a stop-gradient normaliser; its gradient must still improve the score."""
+def test_gradient_is_an_ascent_direction_for_every_kind():
+    """Shape structure uses a stop-gradient normaliser; its gradient must still improve the score. (The component
+    measure's values are the located geometry's, constant under tiny steps: tests/rewards/test_toy_components.py
+    follows its gradient in larger steps.)"""
+    oracle = ToyOracle()
     scenes = sample_scenes(12, 11, difficulty("default", count_checks=True))
     clean = render_batch(scenes).double()
     videos = (clean + 0.1 * torch.randn(clean.shape, generator=torch.Generator().manual_seed(5), dtype=torch.float64)).clamp(0, 1)
@@ -269,7 +273,7 @@ def test_the_template_measure_stays_available_and_bad_choices_are_clear_errors()
         scores = ToyOracle(shape_measure="template").score(videos, [prompt_of(s) for s in scenes], checks)
     mask = ToyOracle().score_mask(checks)
     assert float(scores[mask].min()) > -0.1  # ground truth answers every one of its checks yes
-    with pytest.raises(ValueError, match="shape_measure must be 'fill' or 'template'"):
+    with pytest.raises(ValueError, match="shape_measure must be 'fill', 'template' or 'component'"):
         ToyOracle(shape_measure="outline")
     with pytest.raises(ValueError, match="score must be 'log_prob' or 'prob'"):
         ToyOracle(score="logit")

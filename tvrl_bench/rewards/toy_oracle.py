@@ -46,7 +46,8 @@ import torch
 
 from tvrl_bench.registry import register
 from tvrl_bench.rewards.base import Reward
-from tvrl_bench.rewards.toy_perception import ANY_SPRITE, ToyPerception, log_sigmoid
+from tvrl_bench.rewards.toy_components import ComponentPerception
+from tvrl_bench.rewards.toy_perception import ANY_SPRITE, ToyPerception, log_sigmoid, slope
 from tvrl_bench.world.checks import CheckSpec, parse_check
 from tvrl_bench.world.difficulty import from_knobs
 from tvrl_bench.world.palette import ALL_COLOURS
@@ -61,7 +62,7 @@ def _parse(question: str) -> CheckSpec:
 
 
 @register("rewards", "toy_oracle")
-class ToyOracle(ToyPerception, Reward):
+class ToyOracle(ComponentPerception, ToyPerception, Reward):
     """Exact differentiable toy critic: soft colour masks, shape boxes, centroid motion; log p(Yes) (or p)."""
 
     def __init__(
@@ -93,6 +94,13 @@ class ToyOracle(ToyPerception, Reward):
         score: str = "log_prob",
         min_area: float = 6.0,
         area_sharpness: float = 2.0,
+        tolerance: float = 0.3,
+        max_side: float = 0.75,
+        min_frame_fraction: float = 0.5,
+        exist_sharpness: float = 3.0,
+        min_speed: float = 0.4,
+        aspect_sharpness: float = 50.0,
+        component_values: str = "soft",
     ) -> None:
         super().__init__()
         d = from_knobs(difficulty, min_size=min_size, max_size=max_size, shapes=shapes, speed=speed)
@@ -101,10 +109,16 @@ class ToyOracle(ToyPerception, Reward):
                         background_sharpness=background_sharpness, motion_sharpness=motion_sharpness)
         if min(positive.values()) <= 0:
             raise ValueError(f"rewards.toy_oracle: these must be > 0: {positive}")
-        if shape_measure not in ("fill", "template"):
-            raise ValueError(f"rewards.toy_oracle.shape_measure must be 'fill' or 'template', got {shape_measure!r}")
-        if min(fill_sharpness, ring_sharpness, area_sharpness) <= 0:
-            raise ValueError("rewards.toy_oracle: fill_sharpness, ring_sharpness and area_sharpness must be > 0")
+        if shape_measure not in ("fill", "template", "component"):
+            raise ValueError(f"rewards.toy_oracle.shape_measure must be 'fill', 'template' or 'component', got {shape_measure!r}")
+        if min(fill_sharpness, ring_sharpness, area_sharpness, exist_sharpness, aspect_sharpness, tolerance) <= 0:
+            raise ValueError("rewards.toy_oracle: fill_sharpness, ring_sharpness, area_sharpness, exist_sharpness, "
+                             "aspect_sharpness and tolerance must be > 0")
+        if component_values not in ("soft", "hard"):
+            raise ValueError(f"rewards.toy_oracle.component_values must be 'soft' or 'hard', got {component_values!r}")
+        if not 0 < min_frame_fraction <= 1 or not 0 < max_side <= 1:
+            raise ValueError(f"rewards.toy_oracle: need 0 < min_frame_fraction <= 1 (got {min_frame_fraction}) and "
+                             f"0 < max_side <= 1 (got {max_side})")
         if score not in ("log_prob", "prob"):
             raise ValueError(f"rewards.toy_oracle.score must be 'log_prob' or 'prob', got {score!r}")
         if not 0 < floor < 1:
@@ -131,6 +145,9 @@ class ToyOracle(ToyPerception, Reward):
         self.fill_sharpness, self.ring_level, self.ring_sharpness = fill_sharpness, ring_level, ring_sharpness
         self.min_area, self.area_sharpness = min_area, area_sharpness
         self.reach_level = reach_level
+        self.tolerance, self.max_side, self.min_frame_fraction = tolerance, max_side, min_frame_fraction
+        self.exist_sharpness, self.min_speed, self.aspect_sharpness = exist_sharpness, min_speed, aspect_sharpness
+        self.component_values = component_values
         self.init_perception(d.shapes, tuple(range(d.min_size, d.max_size + 1)))
         steps = torch.tensor([MOTION_STEPS[m] for m in MOTIONS], dtype=torch.float32)  # [5, 2]
         self.register_buffer("motion_steps", steps, persistent=False)
@@ -174,13 +191,17 @@ class ToyOracle(ToyPerception, Reward):
         # colour questions take the best-fitting shape; the others the shape they name
         pick = torch.where(is_colour[:, None, None], evidence.response.argmax(-1, keepdim=True), shape[:, None, None].expand(p, f, 1))
         log_present = self.log_presence(evidence, pick, is_colour)
-        log_exist = log_present.logsumexp(1) - math.log(f)  # log of the mean over frames
-
-        v = self.velocity(masks, log_present.exp())  # [P, 2]
-        along = v @ self.motion_steps.T.to(v.dtype)  # [P, 5]: speed along each motion's direction
-        logits = self.motion_sharpness * (along - self.speed / 2)
-        logits[:, MOTIONS.index("static")] = self.motion_sharpness * (self.speed / 2 - v.abs().amax(-1))
-        log_move = torch.log_softmax(logits, -1).gather(1, motion[:, None])[:, 0]
+        if self.shape_measure == "component":
+            log_present, centroids = self.component_presence(videos, specs, masks, log_present)
+            log_exist = self.log_exist(log_present)
+            log_move = self.log_motion_rules(slope(centroids, log_present.exp().detach()), motion)
+        else:
+            log_exist = log_present.logsumexp(1) - math.log(f)  # log of the mean over frames
+            v = self.velocity(masks, log_present.exp())  # [P, 2]
+            along = v @ self.motion_steps.T.to(v.dtype)  # [P, 5]: speed along each motion's direction
+            logits = self.motion_sharpness * (along - self.speed / 2)
+            logits[:, MOTIONS.index("static")] = self.motion_sharpness * (self.speed / 2 - v.abs().amax(-1))
+            log_move = torch.log_softmax(logits, -1).gather(1, motion[:, None])[:, 0]
 
         coverage = masks.mean((1, 2, 3))
         log_background = log_sigmoid(self.background_sharpness * (coverage - self.background_threshold))

@@ -209,15 +209,24 @@ class ToyPerception:
             out = out + log_sigmoid(self.fill_sharpness * (asymmetry - 0.2))
         return out
 
-    def velocity(self, masks: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
-        """v[P, 2] (px / frame, image axes): weighted least-squares slope of the masks' centroids over frames."""
-        p, f, h, w = masks.shape
+    def centroids(self, masks: torch.Tensor) -> torch.Tensor:
+        """centroids[..., 2] (x, y in pixels) of masks[..., H, W] (mass-weighted)."""
+        h, w = masks.shape[-2:]
         ys = torch.arange(h, dtype=masks.dtype, device=masks.device) + 0.5
         xs = torch.arange(w, dtype=masks.dtype, device=masks.device) + 0.5
         mass = masks.sum((-2, -1)) + 1e-6
-        centroid = torch.stack([(masks.sum(-2) * xs).sum(-1) / mass, (masks.sum(-1) * ys).sum(-1) / mass], -1)
-        t = torch.arange(f, dtype=masks.dtype, device=masks.device)[None, :, None]
-        wt = weights[..., None] + 1e-6  # [P, F, 1]
-        t_mean = (wt * t).sum(1, keepdim=True) / wt.sum(1, keepdim=True)
-        c_mean = (wt * centroid).sum(1, keepdim=True) / wt.sum(1, keepdim=True)
-        return (wt * (t - t_mean) * (centroid - c_mean)).sum(1) / ((wt * (t - t_mean) ** 2).sum(1) + 1e-6)
+        return torch.stack([(masks.sum(-2) * xs).sum(-1) / mass, (masks.sum(-1) * ys).sum(-1) / mass], -1)
+
+    def velocity(self, masks: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+        """v[P, 2] (px / frame, image axes): weighted least-squares slope of the masks'[P, F, H, W] centroids over frames."""
+        return slope(self.centroids(masks), weights)
+
+
+def slope(centroids: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+    """v[P, 2]: the least-squares slope over frames of centroids[P, F, 2], each frame weighted by weights[P, F]."""
+    f = centroids.shape[1]
+    t = torch.arange(f, dtype=centroids.dtype, device=centroids.device)[None, :, None]
+    wt = weights[..., None] + 1e-6  # [P, F, 1]
+    t_mean = (wt * t).sum(1, keepdim=True) / wt.sum(1, keepdim=True)
+    c_mean = (wt * centroids).sum(1, keepdim=True) / wt.sum(1, keepdim=True)
+    return (wt * (t - t_mean) * (centroids - c_mean)).sum(1) / ((wt * (t - t_mean) ** 2).sum(1) + 1e-6)
