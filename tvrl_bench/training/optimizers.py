@@ -1,4 +1,4 @@
-"""The official recipe's optimizer: torch's Muon for 2-D weight matrices, AdamW for every other parameter."""
+"""The official recipe's optimizer: Muon for 2-D weight matrices (training/muon.py), AdamW for every other parameter."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Iterable
 import torch
 
 from tvrl_bench.registry import register
+from tvrl_bench.training.muon import Muon
 
 
 class MuonWithAdamW:
@@ -22,7 +23,7 @@ class MuonWithAdamW:
         others = [p for p in params if p.dim() != 2]
         self.optimizers: list[torch.optim.Optimizer] = []
         if matrices:
-            self.optimizers.append(torch.optim.Muon(matrices, lr=lr, weight_decay=weight_decay, momentum=momentum))
+            self.optimizers.append(Muon(matrices, lr=lr, weight_decay=weight_decay, momentum=momentum))
         if others:
             self.optimizers.append(torch.optim.AdamW(others, lr=lr, betas=betas, weight_decay=weight_decay))
 
