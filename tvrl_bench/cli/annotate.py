@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 from typing import Any
+
+from tvrl_bench.cli.common import add_tracking_uri, expected_errors
+from tvrl_bench.cli.errors import USAGE
 
 DEFAULT_STORE = "reports/judgments.sqlite"
 
@@ -46,8 +48,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="address to listen on (default: 127.0.0.1, this machine only); naming an address that "
                         "other machines reach, e.g. 0.0.0.0, is the only way to serve the network")
     parser.add_argument("--port", type=int, default=8765, help="port to listen on (0: any free port)")
-    parser.add_argument("--tracking-uri", default=None,
-                        help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db)")
+    add_tracking_uri(parser)
     parser.add_argument("--store", default=DEFAULT_STORE,
                         help="SQLite judgments file (the one tvrl-report reads: OUT/judgments.sqlite)")
     parser.add_argument("--export", default=None, metavar="CSV",
@@ -59,13 +60,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from tvrl_bench.annotate import AnnotateError
 
-    try:
-        if args.export:
-            return _export(args)
-        return _serve(args)
-    except (AnnotateError, ValueError, FileNotFoundError) as exc:  # ReportError is a ValueError
-        print(f"tvrl-bench annotate: error: {exc}", file=sys.stderr)
-        return 2
+    return expected_errors("tvrl-bench annotate: error: ",
+                           (AnnotateError, ValueError, FileNotFoundError),  # ReportError is a ValueError
+                           USAGE, lambda: _export(args) if args.export else _serve(args))
 
 
 def _export(args: argparse.Namespace) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from tvrl_bench.cli.common import add_tracking_uri
 from tvrl_bench.config import ConfigError
 
 
@@ -21,7 +22,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--judge", required=True, metavar="JUDGE.gin", help="a judge preset (components/judges/*.gin)")
     parser.add_argument("--a", default="TVRL", help="method A (a method value or a filter like method=TVRL,credit=frame)")
     parser.add_argument("--b", default="GRPO", help="method B (same forms as --a)")
-    parser.add_argument("--tracking-uri", help="MLflow tracking URI (default $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db)")
+    add_tracking_uri(parser, help="MLflow tracking URI (default $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db)")
     parser.add_argument("--store", default="reports/judgments.sqlite", help="judgments file (default reports/judgments.sqlite)")
     parser.add_argument("--match", default="policy,sampler,reward", help="params paired trials share besides the seed")
     parser.add_argument("--gin_bindings", "--gin-bindings", nargs="+", action="extend", default=[], metavar="B",

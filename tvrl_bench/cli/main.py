@@ -11,7 +11,8 @@ import argparse
 import importlib
 import sys
 
-from tvrl_bench.cli.errors import add_debug_flag, run_guarded
+from tvrl_bench.cli.common import run_main
+from tvrl_bench.cli.errors import add_debug_flag
 
 SUBCOMMANDS = [
     "tvrl_bench.cli.list_components",
@@ -38,11 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    from tvrl_bench.tracking.store import resolve_uri
-
-    uri = resolve_uri(getattr(args, "tracking_uri", None))
-    return run_guarded(f"tvrl-bench {args.command}", lambda: args.run(args), args.debug, uri)
+    return run_main(lambda args: f"tvrl-bench {args.command}", build_parser(), lambda args: args.run(args), argv)
 
 
 if __name__ == "__main__":

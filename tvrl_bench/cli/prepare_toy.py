@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tvrl_bench.cli.common import set_torch_threads
+
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 DEFAULT_OUT = Path("toy_checkpoints")
 FOLDERS = {"policy": "toy_policy", "critic": "toy_learned"}  # where policies.toy and rewards.toy_learned look
@@ -108,9 +110,7 @@ def run(args: argparse.Namespace) -> int:
     if args.recipe not in RECIPES:
         raise SystemExit(f"prepare-toy: --recipe {args.recipe!r} is not a recipe; choose one of {', '.join(RECIPES)}")
     root = _target_root(args)
-    import torch
-
-    torch.set_num_threads(args.threads)
+    set_torch_threads(args.threads)
     what = ["policy", "critic"] if args.what == "all" else [args.what]
     started = time.perf_counter()
     lines = []

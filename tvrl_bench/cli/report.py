@@ -7,6 +7,9 @@ import logging
 import os
 import sys
 
+from tvrl_bench.cli.common import add_tracking_uri, expected_errors, run_main
+from tvrl_bench.cli.errors import USAGE, add_debug_flag
+
 FORMATS = "md,tex,csv,html"
 
 
@@ -17,11 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
         "reports/<study>/<table>.{md,tex,csv,html} plus plots, also logged to the study's parent run.",
     )
     parser.add_argument("--study", required=True, help="study name (= the MLflow experiment name)")
-    parser.add_argument(
-        "--tracking-uri",
-        default=None,
-        help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db)",
-    )
+    add_tracking_uri(parser)
     parser.add_argument("--out", default="reports", help="output folder; tables go to OUT/<study>/ (default: reports)")
     parser.add_argument("--format", default=FORMATS, help=f"comma-separated formats (default: {FORMATS})")
     parser.add_argument(
@@ -40,18 +39,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-log", action="store_true", help="do not log the files to the study's parent run")
     parser.add_argument("--max-curve-runs", type=int, default=10,
                         help="runs per cell read for training curves (lowest seeds first; default 10)")
-    from tvrl_bench.cli.errors import add_debug_flag
-
     add_debug_flag(parser)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    from tvrl_bench.cli.errors import run_guarded
-    from tvrl_bench.tracking.store import resolve_uri
-
-    return run_guarded("tvrl-report", lambda: _report(args), args.debug, resolve_uri(args.tracking_uri))
+    return run_main("tvrl-report", build_parser(), _report, argv)
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -63,7 +56,8 @@ def _report(args: argparse.Namespace) -> int:
     from tvrl_bench.report.runs import ReportError
 
     judgments = Path(args.judgments) if args.judgments else Path(args.out) / JUDGMENTS_FILE
-    try:
+
+    def import_and_regenerate() -> dict:
         if args.import_judgments:
             from tvrl_bench.report.judgments import JudgmentStore
 
@@ -71,7 +65,7 @@ def _report(args: argparse.Namespace) -> int:
                 for csv_path in args.import_judgments:
                     count = store.import_csv(csv_path, study=args.study)
                     print(f"imported {count} judgments from {csv_path} into {judgments}")
-        summary = regenerate(
+        return regenerate(
             args.study,
             tracking_uri=args.tracking_uri,
             out_dir=args.out,
@@ -83,11 +77,13 @@ def _report(args: argparse.Namespace) -> int:
             table_dirs=args.table_dir,
             max_curve_runs=args.max_curve_runs,
         )
-    except (ReportError, ValueError) as exc:
-        print(f"tvrl-report: error: {exc}", file=sys.stderr)
-        return 2
-    print(format_summary(summary))
-    return 0
+
+    def print_summary(summary: dict) -> int:
+        print(format_summary(summary))
+        return 0
+
+    return expected_errors("tvrl-report: error: ", (ReportError, ValueError), USAGE, import_and_regenerate,
+                           print_summary)
 
 
 def format_summary(summary: dict) -> str:

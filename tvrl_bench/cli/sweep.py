@@ -12,7 +12,8 @@ import logging
 import os
 import sys
 
-from tvrl_bench.cli.errors import INTERRUPTED, UserError, add_debug_flag, run_guarded
+from tvrl_bench.cli.common import add_tracking_uri, run_main
+from tvrl_bench.cli.errors import INTERRUPTED, UserError, add_debug_flag
 from tvrl_bench.tracking.store import DEFAULT_TRACKING_URI
 
 
@@ -47,11 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="processes of a trial on each node with --nodes-per-trial (default 1; one per GPU where the trial "
         "asks for GPUs with training.trial.num_gpus > 0)",
     )
-    parser.add_argument(
-        "--tracking-uri", default=None,
-        help="MLflow tracking URI: a SQLite file or an http:// tracking server "
-        f"(default: $MLFLOW_TRACKING_URI, else {DEFAULT_TRACKING_URI})",
-    )
+    add_tracking_uri(parser, help="MLflow tracking URI: a SQLite file or an http:// tracking server "
+                     f"(default: $MLFLOW_TRACKING_URI, else {DEFAULT_TRACKING_URI})")
     parser.add_argument("--profile", help="run the study on another profile: a name the study maps (toy, paper) or a file")
     parser.add_argument("--steps", type=int, help="override every trial's optimizer steps")
     parser.add_argument("--max-attempts", type=int, default=2, help="tries per trial before it is recorded FAILED (default 2)")
@@ -64,11 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    from tvrl_bench.tracking.store import resolve_uri
-
-    args.tracking_uri = resolve_uri(args.tracking_uri)
-    return run_guarded("tvrl-sweep", lambda: _sweep(args), args.debug, args.tracking_uri)
+    return run_main("tvrl-sweep", build_parser(), _sweep, argv, keep_uri=True)
 
 
 def check_flags(args: argparse.Namespace) -> None:

@@ -12,8 +12,8 @@ import logging
 import os
 import sys
 
-from tvrl_bench.cli.errors import INTERRUPTED, UserError, add_debug_flag, run_guarded
-from tvrl_bench.tracking.store import DEFAULT_TRACKING_URI
+from tvrl_bench.cli.common import add_tracking_uri, run_main, set_torch_threads
+from tvrl_bench.cli.errors import INTERRUPTED, UserError, add_debug_flag
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,10 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("configs", nargs="+", metavar="CONFIG.gin", help="gin files, parsed in order (later ones override)")
     parser.add_argument("--steps", type=int, help="optimizer steps (binds training.trial.steps; 0 = evaluate the untrained policy)")
     parser.add_argument("--seed", type=int, help="training and generation seed (binds training.trial.seed)")
-    parser.add_argument(
-        "--tracking-uri", default=None,
-        help=f"MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else {DEFAULT_TRACKING_URI})",
-    )
+    add_tracking_uri(parser)
     parser.add_argument("--experiment", default="trials", help="MLflow experiment name (default: trials)")
     parser.add_argument(
         "--gin_bindings", "--gin-bindings", nargs="+", action="extend", default=[], metavar="B",
@@ -61,11 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    from tvrl_bench.tracking.store import resolve_uri
-
-    args.tracking_uri = resolve_uri(args.tracking_uri)
-    return run_guarded("tvrl-train", lambda: _train(args), args.debug, args.tracking_uri)
+    return run_main("tvrl-train", build_parser(), _train, argv, keep_uri=True)
 
 
 def _check_flags(args: argparse.Namespace) -> None:
@@ -87,12 +80,10 @@ def _train(args: argparse.Namespace) -> int:
     from tvrl_bench.tracking.store import check_store
 
     check_store(args.tracking_uri)  # seconds, not minutes, when the store cannot be used
-    import torch
-
     from tvrl_bench.training.loop import StopRequested, TrialFailed
     from tvrl_bench.training.trial import TrialOptions, run_trial
 
-    torch.set_num_threads(args.threads)
+    set_torch_threads(args.threads)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     bindings = list(args.gin_bindings)
     if args.steps is not None:

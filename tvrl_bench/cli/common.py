@@ -1,0 +1,75 @@
+"""What every entry point shares: tvrl-train, tvrl-sweep, tvrl-report, and tvrl-bench with its subcommands.
+
+- `run_main`: parse the arguments, resolve the tracking URI by the one rule (`--tracking-uri`, else
+  $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db) and run the command through `errors.run_guarded`: an error is one
+  line on stderr, exit 2 for the user's mistake, 1 for a bug, 130 when interrupted (`--debug` adds the traceback).
+- `expected_errors`: a failure a command expects of its own work (a results file that is not there, an
+  environment that did not build) as one line on stderr and the command's exit status.
+- `add_tracking_uri`: the `--tracking-uri` flag; `set_torch_threads`: torch's CPU threads for this process.
+
+Nothing here imports torch, MLflow or a component at import time, so `--help` answers at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Callable, TypeVar
+
+from tvrl_bench.cli.errors import run_guarded
+
+T = TypeVar("T")
+
+
+def run_main(
+    prog: str | Callable[[argparse.Namespace], str],
+    parser: argparse.ArgumentParser,
+    body: Callable[[argparse.Namespace], int],
+    argv: list[str] | None = None,
+    keep_uri: bool = False,
+) -> int:
+    """`body(args)` for the parsed `argv`, guarded by `run_guarded` under `prog` (or `prog(args)`), which names the
+    resolved tracking URI in a store failure. With `keep_uri`, `args.tracking_uri` becomes that resolved URI (for
+    commands that check the store themselves); otherwise it stays as given (None: the work resolves it)."""
+    args = parser.parse_args(argv)
+    from tvrl_bench.tracking.store import resolve_uri
+
+    uri = resolve_uri(getattr(args, "tracking_uri", None))
+    if keep_uri:
+        args.tracking_uri = uri
+    name = prog(args) if callable(prog) else prog
+    return run_guarded(name, lambda: body(args), args.debug, uri)
+
+
+def expected_errors(
+    prefix: str,
+    errors: tuple[type[BaseException], ...],
+    code: int,
+    work: Callable[[], T],
+    then: Callable[[T], int] | None = None,
+) -> int:
+    """Run `work()`; an exception of `errors` ends as the one line `{prefix}{exc}` on stderr and exit status `code`.
+    Otherwise `then(result)` (not guarded) gives the exit status, or without `then` the result itself. Any other
+    exception goes on to `run_guarded`."""
+    try:
+        result = work()
+    except errors as exc:
+        print(f"{prefix}{exc}", file=sys.stderr)
+        return code
+    return then(result) if then is not None else result  # type: ignore[return-value]
+
+
+def add_tracking_uri(parser: argparse.ArgumentParser, help: str | None = None) -> None:
+    """`--tracking-uri` (default None: `run_main` applies the URI rule)."""
+    if help is None:
+        from tvrl_bench.tracking.store import DEFAULT_TRACKING_URI
+
+        help = f"MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else {DEFAULT_TRACKING_URI})"
+    parser.add_argument("--tracking-uri", default=None, help=help)
+
+
+def set_torch_threads(threads: int) -> None:
+    """torch's CPU threads for this process; imports torch, so call it once the arguments are checked."""
+    import torch
+
+    torch.set_num_threads(threads)
