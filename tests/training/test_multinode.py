@@ -13,7 +13,7 @@ import pytest
 from tests.cli.test_sweep import study_runs, sweep
 from tests.cli.test_train import ROOT, bindings, digests, train
 from tests.sweeps.helpers import write_study
-from tvrl_bench.training.launch import free_port, node_command
+from tvrl_bench.executors.nodes import free_port, node_command
 
 
 @pytest.fixture(scope="module")
