@@ -93,25 +93,14 @@ def test_leading_digit_only_and_fixed_context(path):
         torch.testing.assert_close(grid, expected, atol=1e-5, rtol=1e-5)
 
 
-def test_gradients_frozen_and_batches_equal_single_pairs(path):
+def test_only_the_frames_taken_as_images_receive_gradient(path):
+    # Frozen, gradients and batches equal single pairs: tests/rewards/test_critic_contract.py.
     critic = _critic(path, batch_size=2)
-    assert not any(p.requires_grad for p in critic.parameters()) and not critic.model.training
     videos = _videos(3, seed=1).requires_grad_(True)
-    questions = ["style", "alignment", "physics"]
-    prompts = ["p one", "p two", "p three"]
-    batched = critic.score_pairs(videos, prompts, questions)
-    batched.sum().backward()
-    # Only the frames taken as images receive gradient.
+    critic.score_pairs(videos, ["p one", "p two", "p three"], ["style", "alignment", "physics"]).sum().backward()
     used = sorted({int(i * 9 / NUM_IMAGES) for i in range(NUM_IMAGES)})
     per_frame = videos.grad.abs().sum(dim=(2, 3, 4))
     assert (per_frame[:, used] > 0).all() and (per_frame[:, [f for f in range(9) if f not in used]] == 0).all()
-    assert not any(p.grad is not None for p in critic.parameters())
-    for i in range(3):
-        one = videos[i : i + 1].detach().clone().requires_grad_(True)
-        score = critic.score_pairs(one, [prompts[i]], [questions[i]])
-        score.sum().backward()
-        torch.testing.assert_close(score.detach(), batched[i : i + 1].detach(), atol=1e-5, rtol=1e-5)
-        torch.testing.assert_close(one.grad, videos.grad[i : i + 1], atol=1e-6, rtol=1e-4)
 
 
 def test_video_input_mode(path):

@@ -43,11 +43,19 @@ def test_bound_retries_caps_mlflow_http_waits_but_keeps_a_value_the_user_set(mon
     assert os.environ["MLFLOW_HTTP_REQUEST_MAX_RETRIES"] == HTTP_LIMITS["MLFLOW_HTTP_REQUEST_MAX_RETRIES"]
 
 
-def test_a_new_database_in_a_writable_folder_passes_and_nothing_is_created(tmp_path):
+def test_a_new_database_in_a_writable_folder_passes_and_nothing_is_created(tmp_path, monkeypatch):
+    import tempfile
+
     (tmp_path / "sub").mkdir()
-    check_store(f"sqlite:///{tmp_path / 'sub' / 'm.db'}")
-    check_store(f"sqlite:///{tmp_path / 'not' / 'yet' / 'm.db'}")  # folders MLflow would create
-    assert [p.name for p in tmp_path.rglob("*")] == ["sub"]
+    probed = []  # the write check really ran: it probed the folder with a temporary file ...
+    real = tempfile.NamedTemporaryFile
+    monkeypatch.setattr(tempfile, "NamedTemporaryFile", lambda *a, **k: probed.append(k["dir"]) or real(*a, **k))
+    assert check_store(f"sqlite:///{tmp_path / 'sub' / 'm.db'}") is None
+    assert check_store(f"sqlite:///{tmp_path / 'not' / 'yet' / 'm.db'}") is None  # folders MLflow would create
+    assert [Path(folder) for folder in probed] == [tmp_path / "sub", tmp_path]
+    # ... and left nothing behind: no database, no folder, no probe file
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == ["sub"]
+    assert not (tmp_path / "sub" / "m.db").exists() and not (tmp_path / "not").exists()
 
 
 def test_an_existing_sqlite_database_passes(tmp_path):
@@ -100,9 +108,36 @@ def test_an_unreachable_server_fails_in_seconds_naming_the_uri_and_how_to_start_
     assert uri in str(caught.value) and "mlflow server" in str(caught.value)
 
 
-def test_other_uris_are_not_checked():
-    check_store("file:///nonexistent/mlruns")
-    check_store("databricks")
+def test_other_uris_are_not_checked(tmp_path, monkeypatch):
+    import tempfile
+    import urllib.request
+
+    from tvrl_bench.tracking import store
+
+    touched = []
+
+    def refuse(what):
+        def touch(*args, **kwargs):
+            touched.append(what)
+            raise OSError(f"{what} must not be touched")
+        return touch
+
+    # every way check_store looks at a store fails loudly here ...
+    monkeypatch.setattr(urllib.request, "urlopen", refuse("urlopen"))
+    monkeypatch.setattr(sqlite3, "connect", refuse("sqlite3.connect"))
+    monkeypatch.setattr(tempfile, "NamedTemporaryFile", refuse("NamedTemporaryFile"))
+    monkeypatch.setattr(store, "_check_sqlite", refuse("_check_sqlite"))
+    monkeypatch.setattr(store, "_check_server", refuse("_check_server"))
+    garbage = tmp_path / "notes.db"
+    garbage.write_text("my notes\n")  # would be refused as "not an SQLite database" if it were checked
+    before = sorted(p.name for p in tmp_path.iterdir())
+    # ... and a URI that is neither sqlite:/// nor http(s):// passes, even one naming nothing usable
+    for uri in ("file:///nonexistent/mlruns", f"file://{garbage}", "databricks", "sqlite:///:memory:",
+                "postgresql://nobody@127.0.0.1:1/none", "ftp://127.0.0.1:1/mlruns"):
+        assert check_store(uri) is None, uri
+        assert check_store(uri, write=False) is None, uri
+    assert touched == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == before and garbage.read_text() == "my notes\n"
 
 
 def test_tracking_errors_name_the_uri_of_a_store_failure():
