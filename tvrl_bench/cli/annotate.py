@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 from typing import Any
 
-from tvrl_bench.cli.common import add_tracking_uri, expected_errors
+from tvrl_bench.cli.common import add_tracking_uri
 from tvrl_bench.cli.errors import USAGE
 
 DEFAULT_STORE = "reports/judgments.sqlite"
@@ -60,9 +61,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from tvrl_bench.annotate import AnnotateError
 
-    return expected_errors("tvrl-bench annotate: error: ",
-                           (AnnotateError, ValueError, FileNotFoundError),  # ReportError is a ValueError
-                           USAGE, lambda: _export(args) if args.export else _serve(args))
+    try:
+        if args.export:
+            return _export(args)
+        return _serve(args)
+    except (AnnotateError, ValueError, FileNotFoundError) as exc:  # ReportError is a ValueError
+        print(f"tvrl-bench annotate: error: {exc}", file=sys.stderr)
+        return USAGE
 
 
 def _export(args: argparse.Namespace) -> int:

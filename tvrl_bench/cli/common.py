@@ -3,8 +3,6 @@
 - `run_main`: parse the arguments, resolve the tracking URI by the one rule (`--tracking-uri`, else
   $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db) and run the command through `errors.run_guarded`: an error is one
   line on stderr, exit 2 for the user's mistake, 1 for a bug, 130 when interrupted (`--debug` adds the traceback).
-- `expected_errors`: a failure a command expects of its own work (a results file that is not there, an
-  environment that did not build) as one line on stderr and the command's exit status.
 - `add_tracking_uri`: the `--tracking-uri` flag; `set_torch_threads`: torch's CPU threads for this process.
 
 Nothing here imports torch, MLflow or a component at import time, so `--help` answers at once.
@@ -13,12 +11,9 @@ Nothing here imports torch, MLflow or a component at import time, so `--help` an
 from __future__ import annotations
 
 import argparse
-import sys
-from typing import Callable, TypeVar
+from typing import Callable
 
 from tvrl_bench.cli.errors import run_guarded
-
-T = TypeVar("T")
 
 
 def run_main(
@@ -39,24 +34,6 @@ def run_main(
         args.tracking_uri = uri
     name = prog(args) if callable(prog) else prog
     return run_guarded(name, lambda: body(args), args.debug, uri)
-
-
-def expected_errors(
-    prefix: str,
-    errors: tuple[type[BaseException], ...],
-    code: int,
-    work: Callable[[], T],
-    then: Callable[[T], int] | None = None,
-) -> int:
-    """Run `work()`; an exception of `errors` ends as the one line `{prefix}{exc}` on stderr and exit status `code`.
-    Otherwise `then(result)` (not guarded) gives the exit status, or without `then` the result itself. Any other
-    exception goes on to `run_guarded`."""
-    try:
-        result = work()
-    except errors as exc:
-        print(f"{prefix}{exc}", file=sys.stderr)
-        return code
-    return then(result) if then is not None else result  # type: ignore[return-value]
 
 
 def add_tracking_uri(parser: argparse.ArgumentParser, help: str | None = None) -> None:

@@ -6,8 +6,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from tvrl_bench.cli.common import expected_errors
-
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -75,13 +73,15 @@ def check(path: str, n: int) -> int:
     """`--check`: print every record of a json5 cache that breaks the exact-n format; 1 if any, else 0."""
     from tvrl_bench.datasets.decompose_exact import check_cache
 
-    def show(bad: dict) -> int:
-        for prompt, found in bad.items():
-            print(f"{prompt!r}: {'; '.join(found)}")
-        print(f"{path}: {len(bad)} prompt(s) break the exact-{n} format")
-        return 1 if bad else 0
-
-    return expected_errors("error: ", (ValueError, OSError), 1, lambda: check_cache(path, n), show)
+    try:
+        bad = check_cache(path, n)
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    for prompt, found in bad.items():
+        print(f"{prompt!r}: {'; '.join(found)}")
+    print(f"{path}: {len(bad)} prompt(s) break the exact-{n} format")
+    return 1 if bad else 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -94,9 +94,7 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         print(f"error: decompose needs {', '.join(missing)} (or --check CHECKS.jsonl)", file=sys.stderr)
         return 2
-
-    def generate():
-        """The stats of a --format lines run; None once a json5 run has printed its own."""
+    try:
         prompts = read_prompts(args.prompts, args.column)
         if args.format == "json5":
             stats = decompose_exact(
@@ -104,8 +102,8 @@ def run(args: argparse.Namespace) -> int:
                 n=args.exact, repairs=args.repairs, batch_size=args.batch_size, model_name=str(args.model),
             )
             print(f"{args.out}: generated {stats.generated}, cached {stats.cached}, invalid after repairs {stats.empty}")
-            return None
-        return decompose(
+            return 0
+        stats = decompose(
             prompts,
             args.out,
             writer=lambda: CheckWriter(args.model, args.device, args.dtype, args.max_new_tokens),
@@ -115,17 +113,14 @@ def run(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             model_name=str(args.model),
         )
-
-    def show(stats) -> int:
-        if stats is None:
-            return 0
-        print(f"{args.out}: generated {stats.generated}, cached {stats.cached}, without checks {stats.empty}")
-        if stats.empty:
-            print(
-                f"warning: {stats.empty} prompt(s) got no parsable check (see their 'raw' answers in {args.out}); "
-                "rerun with --retry-empty, a larger --max-new-tokens or another model",
-                file=sys.stderr,
-            )
-        return 0
-
-    return expected_errors("error: ", (ValueError, OSError), 1, generate, show)
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"{args.out}: generated {stats.generated}, cached {stats.cached}, without checks {stats.empty}")
+    if stats.empty:
+        print(
+            f"warning: {stats.empty} prompt(s) got no parsable check (see their 'raw' answers in {args.out}); "
+            "rerun with --retry-empty, a larger --max-new-tokens or another model",
+            file=sys.stderr,
+        )
+    return 0

@@ -7,7 +7,7 @@ import logging
 import os
 import sys
 
-from tvrl_bench.cli.common import add_tracking_uri, expected_errors, run_main
+from tvrl_bench.cli.common import add_tracking_uri, run_main
 from tvrl_bench.cli.errors import USAGE, add_debug_flag
 
 FORMATS = "md,tex,csv,html"
@@ -56,8 +56,7 @@ def _report(args: argparse.Namespace) -> int:
     from tvrl_bench.report.runs import ReportError
 
     judgments = Path(args.judgments) if args.judgments else Path(args.out) / JUDGMENTS_FILE
-
-    def import_and_regenerate() -> dict:
+    try:
         if args.import_judgments:
             from tvrl_bench.report.judgments import JudgmentStore
 
@@ -65,7 +64,7 @@ def _report(args: argparse.Namespace) -> int:
                 for csv_path in args.import_judgments:
                     count = store.import_csv(csv_path, study=args.study)
                     print(f"imported {count} judgments from {csv_path} into {judgments}")
-        return regenerate(
+        summary = regenerate(
             args.study,
             tracking_uri=args.tracking_uri,
             out_dir=args.out,
@@ -77,13 +76,11 @@ def _report(args: argparse.Namespace) -> int:
             table_dirs=args.table_dir,
             max_curve_runs=args.max_curve_runs,
         )
-
-    def print_summary(summary: dict) -> int:
-        print(format_summary(summary))
-        return 0
-
-    return expected_errors("tvrl-report: error: ", (ReportError, ValueError), USAGE, import_and_regenerate,
-                           print_summary)
+    except (ReportError, ValueError) as exc:
+        print(f"tvrl-report: error: {exc}", file=sys.stderr)
+        return USAGE
+    print(format_summary(summary))
+    return 0
 
 
 def format_summary(summary: dict) -> str:

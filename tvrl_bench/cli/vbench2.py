@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import argparse
-
-from tvrl_bench.cli.common import expected_errors
+import sys
 
 # tvrl_bench.evaluators.vbench2.spec.MISSING_POLICIES, written out so that building the parser imports no torch.
 MISSING_POLICIES = ("error", "zero", "partial")
@@ -74,23 +73,23 @@ def run_setup(args: argparse.Namespace) -> int:
         for step in setup_steps(args.env, repo, args.python):
             print(f"# {step.name}\n{step.describe()}")
         return 0
-
-    def ready(marker) -> int:
-        print(f"VBench-2.0 environment ready: {marker}\nset evaluators.vbench2.env_dir = '{args.env}'")
-        return 0
-
-    return expected_errors("error: ", (SetupError,), 1, lambda: setup(args.env, repo, args.python), ready)
+    try:
+        marker = setup(args.env, repo, args.python)
+    except SetupError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"VBench-2.0 environment ready: {marker}\nset evaluators.vbench2.env_dir = '{args.env}'")
+    return 0
 
 
 def run_score(args: argparse.Namespace) -> int:
     from tvrl_bench.evaluators.vbench2.results import ResultsError, aggregate, load_results, score_lines
 
-    def metrics() -> dict:
+    try:
         results = load_results(args.results)
-        return aggregate({d: r.score for d, r in results.items()}, args.missing)
-
-    def show(found: dict) -> int:
-        print("\n".join(score_lines(found, dimensions=args.dimensions)))
-        return 0
-
-    return expected_errors("error: ", (ResultsError,), 1, metrics, show)
+        metrics = aggregate({d: r.score for d, r in results.items()}, args.missing)
+    except ResultsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print("\n".join(score_lines(metrics, dimensions=args.dimensions)))
+    return 0
