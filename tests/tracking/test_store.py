@@ -112,7 +112,7 @@ def test_other_uris_are_not_checked(tmp_path, monkeypatch):
     import tempfile
     import urllib.request
 
-    from tvrl_bench.tracking import store
+    from tvrl_bench.tracking import store_checks
 
     touched = []
 
@@ -126,8 +126,8 @@ def test_other_uris_are_not_checked(tmp_path, monkeypatch):
     monkeypatch.setattr(urllib.request, "urlopen", refuse("urlopen"))
     monkeypatch.setattr(sqlite3, "connect", refuse("sqlite3.connect"))
     monkeypatch.setattr(tempfile, "NamedTemporaryFile", refuse("NamedTemporaryFile"))
-    monkeypatch.setattr(store, "_check_sqlite", refuse("_check_sqlite"))
-    monkeypatch.setattr(store, "_check_server", refuse("_check_server"))
+    monkeypatch.setattr(store_checks, "_check_sqlite", refuse("_check_sqlite"))
+    monkeypatch.setattr(store_checks, "_check_server", refuse("_check_server"))
     garbage = tmp_path / "notes.db"
     garbage.write_text("my notes\n")  # would be refused as "not an SQLite database" if it were checked
     before = sorted(p.name for p in tmp_path.iterdir())

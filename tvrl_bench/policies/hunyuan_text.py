@@ -3,7 +3,7 @@
 One job: run the pipeline's two text encoders on prompts as `HunyuanVideo15Pipeline` does (Qwen2.5-VL hidden
 states, ByT5 glyph embeddings; `embed_prompts`), keep each prompt's valid tokens (`valid_tokens`), and lay
 per-prompt tokens out as the batch-first, zero-padded conditioning dict that hunyuan_video15.py's `velocity`
-reads (`conditioning`, `stack_with_negative`). The per-prompt cache lives in the policy.
+reads (`conditioning`, `stack_with_negative`). The per-prompt cache is hunyuan_prompt_cache.py.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 One job: the Policy methods (encode with a prompt cache, velocity with batched CFG, decode, the LoRA reference).
 Reading the folder is hunyuan_loading.py, LoRA and the trainable parameters lora.py, the text encoders'
-embeddings and the conditioning dict hunyuan_text.py.
+embeddings and the conditioning dict hunyuan_text.py, the per-prompt cache of those embeddings hunyuan_prompt_cache.py, the transformer's t2v call
+hunyuan_forward.py.
 
 Loaded from a diffusers-format folder (`model_index.json`, `transformer/`, `vae/`, `text_encoder/` (Qwen2.5-VL
 text model), `tokenizer/`, `text_encoder_2/` (ByT5 encoder), `tokenizer_2/`, `scheduler/`, `guider/`), i.e. the
@@ -32,8 +33,10 @@ import torch
 from torch import nn
 
 from tvrl_bench.policies.base import Policy
+from tvrl_bench.policies.hunyuan_forward import t2v_forward
 from tvrl_bench.policies.hunyuan_loading import DTYPES, load_pipeline, pipeline_folder, read_sizes
-from tvrl_bench.policies.hunyuan_text import COND_KEYS, conditioning, embed_prompts, stack_with_negative, valid_tokens
+from tvrl_bench.policies.hunyuan_prompt_cache import PromptEmbeddingCache
+from tvrl_bench.policies.hunyuan_text import COND_KEYS, conditioning, stack_with_negative
 from tvrl_bench.policies.lora import DEFAULT_LORA_TARGETS, named_trainable, trainable_transformer
 from tvrl_bench.registry import register
 
@@ -99,9 +102,7 @@ class HunyuanVideo15Policy(Policy):
         self.byt5_max_length = byt5_max_length
         self.prompt_template_crop = prompt_template_crop
         self.text_encoder_offload = text_encoder_offload
-        self.cache_hits = 0
-        self.cache_misses = 0
-        self._prompt_cache: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
+        self.prompt_cache = PromptEmbeddingCache(text_max_length, byt5_max_length, prompt_template_crop, self.torch_dtype)
 
         # Sizes are checked from the config files before the (large) weights load.
         sizes = read_sizes(folder, frames, height, width)
@@ -117,7 +118,7 @@ class HunyuanVideo15Policy(Policy):
         self.scheduler_shift = float(pipe.scheduler.config.get("shift", 1.0))
         self.vision_num_semantic_tokens = int(pipe.vision_num_semantic_tokens)
         self.transformer = trainable_transformer(base, lora_rank, lora_alpha, lora_targets, lora_dropout)
-        self._base_transformer_config = base.config
+        self.image_embed_dim = int(base.config.image_embed_dim)
 
         self.tokenizer, self.tokenizer_2 = pipe.tokenizer, pipe.tokenizer_2
         if text_encoder_offload:
@@ -162,6 +163,14 @@ class HunyuanVideo15Policy(Policy):
         with self.transformer.disable_adapter():
             yield
 
+    @property
+    def cache_hits(self) -> int:
+        return self.prompt_cache.hits
+
+    @property
+    def cache_misses(self) -> int:
+        return self.prompt_cache.misses
+
     def train(self, mode: bool = True) -> "HunyuanVideo15Policy":
         super().train(mode)
         for module in (self.vae, *self._encoders()):
@@ -179,9 +188,11 @@ class HunyuanVideo15Policy(Policy):
         """
         if isinstance(prompts, str):
             raise TypeError("encode expects a list of prompt strings, got a single string")
-        self._encode_uncached(list(dict.fromkeys([*prompts, self.negative_prompt])))
-        pos = [self._cached(p) for p in prompts]
-        neg = [self._cached(self.negative_prompt)] * len(prompts)
+        device = self.device
+        self.prompt_cache.fill(list(dict.fromkeys([*prompts, self.negative_prompt])), self._encoders(),
+                               (self.tokenizer, self.tokenizer_2), device, self.text_encoder_offload)
+        pos = [self.prompt_cache.get(p, device) for p in prompts]
+        neg = [self.prompt_cache.get(self.negative_prompt, device)] * len(prompts)
         return conditioning(pos, neg)
 
     def velocity(self, x: torch.Tensor, sigma: torch.Tensor, cond: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -199,7 +210,8 @@ class HunyuanVideo15Policy(Policy):
         if guided:
             text = stack_with_negative(cond)
         reps = 2 if guided else 1
-        out = self._transformer_forward(x.repeat(reps, 1, 1, 1, 1), sigma.repeat(reps), text).to(torch.float32)
+        out = t2v_forward(self.transformer, x.repeat(reps, 1, 1, 1, 1), sigma.repeat(reps), text, self.torch_dtype,
+                          self.num_train_timesteps, self.vision_num_semantic_tokens, self.image_embed_dim).to(torch.float32)
         if not guided:
             return out
         v_cond, v_uncond = out[:b], out[b:]
@@ -226,64 +238,6 @@ class HunyuanVideo15Policy(Policy):
         if self.text_encoder_offload:
             return self._text_encoders
         return self.text_encoder, self.text_encoder_2
-
-    def _cached(self, prompt: str) -> tuple[torch.Tensor, torch.Tensor]:
-        """A cached prompt's (Qwen tokens [L, D], ByT5 tokens [L2, D2]), moved once to the policy's device."""
-        embeds, embeds_2 = self._prompt_cache[prompt]
-        if embeds.device != self.device:
-            embeds, embeds_2 = embeds.to(self.device), embeds_2.to(self.device)
-            self._prompt_cache[prompt] = (embeds, embeds_2)
-        return embeds, embeds_2
-
-    @torch.no_grad()
-    def _encode_uncached(self, prompts: list[str]) -> None:
-        """Run both text encoders on the prompts not in the cache (one batch) and cache their valid tokens."""
-        todo = [p for p in prompts if p not in self._prompt_cache]
-        self.cache_hits += len(prompts) - len(todo)
-        self.cache_misses += len(todo)
-        if not todo:
-            return
-        text_encoder, text_encoder_2 = self._encoders()
-        device = self.device
-        if self.text_encoder_offload:
-            text_encoder.to(device)
-            text_encoder_2.to(device)
-        try:
-            embeds, mask, embeds_2, mask_2 = embed_prompts(
-                text_encoder, self.tokenizer, text_encoder_2, self.tokenizer_2, todo, device,
-                self.text_max_length, self.byt5_max_length, self.prompt_template_crop,
-            )
-        finally:
-            if self.text_encoder_offload:
-                text_encoder.to("cpu")
-                text_encoder_2.to("cpu")
-        rows = zip(todo, valid_tokens(embeds, mask, self.torch_dtype), valid_tokens(embeds_2, mask_2, self.torch_dtype))
-        for p, tokens, tokens_2 in rows:
-            self._prompt_cache[p] = (tokens, tokens_2)
-
-    def _transformer_forward(self, x: torch.Tensor, sigma: torch.Tensor, text: dict[str, torch.Tensor]) -> torch.Tensor:
-        """The transformer's prediction for latents x[N, C, T, H, W] at sigma[N], as the t2v pipeline calls it."""
-        device, dtype = self.device, self.torch_dtype
-        latents = x.to(device=device, dtype=dtype)
-        n, _, t, h, w = latents.shape
-        # t2v: zero condition latents and a zero mask channel, as prepare_cond_latents_and_mask builds them.
-        cond_latents = torch.zeros_like(latents)
-        cond_mask = latents.new_zeros(n, 1, t, h, w)
-        model_input = torch.cat([latents, cond_latents, cond_mask], dim=1)
-        image_dim = int(self._base_transformer_config.image_embed_dim)
-        image_embeds = latents.new_zeros(n, self.vision_num_semantic_tokens, image_dim)
-        # The pipeline's timestep: sigma * num_train_timesteps, cast to the latent dtype.
-        timestep = (sigma.to(device=device, dtype=torch.float32) * self.num_train_timesteps).to(dtype)
-        return self.transformer(
-            hidden_states=model_input,
-            timestep=timestep,
-            encoder_hidden_states=text["embeds"].to(device=device, dtype=dtype),
-            encoder_attention_mask=text["mask"].to(device),
-            encoder_hidden_states_2=text["embeds_2"].to(device=device, dtype=dtype),
-            encoder_attention_mask_2=text["mask_2"].to(device),
-            image_embeds=image_embeds,
-            return_dict=False,
-        )[0]
 
     def extra_repr(self) -> str:
         return (

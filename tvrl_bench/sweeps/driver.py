@@ -15,69 +15,30 @@ A second signal is forwarded again (the trials then stop without waiting for the
 from __future__ import annotations
 
 import logging
-import signal
-import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from tqdm import tqdm
 
 from tvrl_bench.executors.base import NOT_STARTED, Executor, TrialCommand, log_file
+from tvrl_bench.sweeps.failures import end_parent, last_error_line, record_failure
+from tvrl_bench.sweeps.outcome import SweepOptions, SweepSummary
 from tvrl_bench.sweeps.plan import TrialSpec, expand, load_study
 from tvrl_bench.sweeps.state import StudyTracker
+from tvrl_bench.sweeps.stop_request import STOP_SIGNALS, StopRequest
 from tvrl_bench.sweeps.study import Study
-from tvrl_bench.sweeps.view import StudyLinks, study_links
-from tvrl_bench.tracking.params import axis_run_name, method_from_presets
-from tvrl_bench.tracking.store import DEFAULT_TRACKING_URI, tracking_errors
+from tvrl_bench.sweeps.view import study_links
+from tvrl_bench.tracking.store import tracking_errors
 from tvrl_bench.training.lock import FolderLock, TrialBusy, holder
+
+__all__ = ["STOP_SIGNALS", "SWEEP_LOCK", "SweepOptions", "SweepSummary", "check_not_running", "describe_plan",
+           "last_error_line", "plan", "regenerate_tables", "run_sweep", "trial_command"]
 
 log = logging.getLogger("tvrl_bench.sweeps")
 
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 USAGE_ERROR = 2  # tvrl-train's exit code for a mistake in the config or files: a retry would fail the same way
 SWEEP_LOCK = ".sweep.lock"
-
-
-@dataclass
-class SweepOptions:
-    tracking_uri: str = DEFAULT_TRACKING_URI
-    out_dir: str = "."
-    profile: str | None = None
-    steps: int | None = None
-    max_attempts: int = 2
-    dry_run: bool = False
-    progress: bool = True
-    regenerate_tables: bool = True
-
-
-@dataclass
-class SweepSummary:
-    study: str
-    finished: list[TrialSpec] = field(default_factory=list)
-    failed: list[TrialSpec] = field(default_factory=list)
-    skipped: list[TrialSpec] = field(default_factory=list)
-    stopped: list[TrialSpec] = field(default_factory=list)  # interrupted by a signal: checkpointed, run KILLED
-    not_started: list[TrialSpec] = field(default_factory=list)
-    errors: dict[str, str] = field(default_factory=dict)  # trial key -> the last error line of its log
-    signal: int | None = None
-    seconds: float = 0.0
-    reports: dict | None = None
-    links: StudyLinks | None = None  # the study's runs and charts in MLflow's UI
-
-    def line(self) -> str:
-        if self.signal is not None:
-            name = signal.Signals(self.signal).name
-            return (
-                f"study {self.study}: stopped by {name}: {len(self.stopped)} running trials checkpointed and marked "
-                f"KILLED, {len(self.finished)} finished, {len(self.failed)} failed, {len(self.not_started)} not "
-                f"started; the parent run is KILLED; rerun the same command to resume ({self.seconds:.1f} s)"
-            )
-        return (
-            f"study {self.study}: {len(self.finished)} finished, {len(self.failed)} failed, "
-            f"{len(self.skipped)} skipped (already finished) in {self.seconds:.1f} s"
-        )
 
 
 def plan(study_file: str, options: SweepOptions) -> tuple[Study, list[TrialSpec]]:
@@ -99,32 +60,6 @@ def describe_plan(study: Study, trials: list[TrialSpec], tracker: StudyTracker |
             state = f"unfinished ({runs.attempts(spec.key)} attempts)"
         lines.append(f"  {spec.key}  {state:<24} {spec.title}")
     return "\n".join(lines)
-
-
-class _StopRequest:
-    """Signal handlers of the driver while trials run: remember the first signal and forward each one."""
-
-    def __init__(self, executor: Executor):
-        self.executor = executor
-        self.signum: int | None = None
-        self.previous: dict[int, object] = {}
-
-    def install(self) -> None:
-        if threading.current_thread() is threading.main_thread():
-            self.previous = {sig: signal.signal(sig, self._handle) for sig in STOP_SIGNALS}
-
-    def restore(self) -> None:
-        for sig, handler in self.previous.items():
-            signal.signal(sig, handler)
-        self.previous = {}
-
-    def _handle(self, signum: int, frame) -> None:
-        first = self.signum is None
-        self.signum = self.signum or signum
-        log.warning("%s: %s", signal.Signals(signum).name,
-                    "stopping the running trials at their next step boundary (send it again to stop them at once)"
-                    if first else "stopping the running trials now")
-        self.executor.interrupt()
 
 
 def check_not_running(study: Study, trials: list[TrialSpec], folders: Path) -> None:
@@ -166,11 +101,11 @@ def run_sweep(study_file: str, executor_factory, options: SweepOptions,
                 _run_trials(study, trials, tracker, executor, options, summary, folders)
         except BaseException:
             executor.shutdown()
-            _end_parent(tracker, "FAILED", summary)
+            end_parent(tracker, "FAILED", summary)
             raise
         summary.seconds = time.perf_counter() - started
         if summary.signal is not None:
-            _end_parent(tracker, "KILLED", summary, folders)
+            end_parent(tracker, "KILLED", summary, folders)
             return summary
         with tracking_errors(uri):
             tracker.finish({"finished": len(summary.finished) + len(summary.skipped), "failed": len(summary.failed)})
@@ -194,7 +129,7 @@ def _run_trials(study: Study, trials: list[TrialSpec], tracker: StudyTracker, ex
     bar = tqdm(total=len(trials), initial=len(summary.skipped), desc=f"sweep {study.name}", unit="trial",
                disable=not options.progress)
     pending: dict[Future, TrialSpec] = {}
-    stop = _StopRequest(executor)
+    stop = StopRequest(executor)
 
     def launch(spec: TrialSpec) -> None:
         attempts[spec.key] += 1
@@ -219,7 +154,7 @@ def _run_trials(study: Study, trials: list[TrialSpec], tracker: StudyTracker, ex
                     log.warning("trial %s (%s) exited %d; retrying (attempt %d)", spec.key, spec.title, code, attempts[spec.key] + 1)
                     launch(spec)
                 else:
-                    _record_failure(spec, tracker, options, attempts[spec.key], code, out, study, summary)
+                    record_failure(spec, tracker, options, attempts[spec.key], code, out, study, summary)
                     bar.update(1)
                 bar.set_postfix(left=len(pending), finished=len(summary.finished), failed=len(summary.failed))
     finally:
@@ -227,47 +162,6 @@ def _run_trials(study: Study, trials: list[TrialSpec], tracker: StudyTracker, ex
         bar.close()
         executor.shutdown()
     summary.signal = stop.signum
-
-
-def _record_failure(spec: TrialSpec, tracker: StudyTracker, options: SweepOptions, attempt: int, code: int,
-                    out: Path, study: Study, summary: SweepSummary) -> None:
-    """Count the trial FAILED, keep its error line, and make sure a FAILED run of it exists for the report."""
-    log_path = Path(log_file(out / "logs" / study.name, spec.key, attempt))
-    error = last_error_line(log_path) or f"the trial process exited with code {code}"
-    summary.failed.append(spec)
-    summary.errors[spec.key] = error
-    log.error("trial %s (%s) failed %d times; see %s", spec.key, spec.title, attempt, log_path)
-    if not tracker.has_attempt(spec.key, attempt):  # it died before logging a run (or before its own record)
-        params = {**{axis: Path(v).stem for axis, v in spec.labels.items()}, "seed": spec.seed}
-        if spec.base or "credit" in spec.labels:
-            params["method"] = method_from_presets({axis: Path(v).stem for axis, v in spec.labels.items()}, spec.base)
-        tracker.record_failure(options.tracking_uri, spec.key, attempt, axis_run_name(spec.labels, spec.seed, spec.base),
-                               params, error)
-
-
-def last_error_line(path: Path) -> str | None:
-    """The trial's own one-line error from its log (`tvrl-train: ...`), if it wrote one."""
-    try:
-        lines = path.read_text(errors="replace").splitlines()[-200:]
-    except OSError:
-        return None
-    for line in reversed(lines):
-        if line.startswith("tvrl-train: "):
-            return line[len("tvrl-train: "):]
-    return None
-
-
-def _end_parent(tracker: StudyTracker, status: str, summary: SweepSummary, folders: Path | None = None) -> None:
-    """End the parent run as `status`; after a stop, also mark child runs left RUNNING by dead trials KILLED."""
-    try:
-        if folders is not None:
-            tracker.mark_orphans(folders)
-        counts = {"finished": len(summary.finished) + len(summary.skipped), "failed": len(summary.failed)}
-        if summary.signal is not None:
-            counts["stopped"] = len(summary.stopped) + len(summary.not_started)
-        tracker.finish(counts, status=status)
-    except Exception as exc:  # the store may be what failed; the original error matters more
-        log.warning("could not mark the study's parent run %s: %s", status, exc)
 
 
 def trial_command(spec: TrialSpec, study: Study, options: SweepOptions, parent_run_id: str, attempt: int, out: Path) -> TrialCommand:

@@ -1,5 +1,8 @@
 """The tracking store every command talks to: one URI rule, a fast check before use, and errors that name it.
 
+This module opens stores and hands out clients; the URI rule is in tracking/store_uri.py and the check in
+tracking/store_checks.py (both re-exported here).
+
 URI rule (every console script): `--tracking-uri`, else `$MLFLOW_TRACKING_URI`, else `sqlite:///mlflow.db`.
 
 `check_store(uri)` takes a few seconds at most and raises TrackingError, naming the URI and the fix, when
@@ -28,156 +31,21 @@ import contextlib
 import fcntl
 import logging
 import os
-import re
-import sqlite3
-import tempfile
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any, Iterator
 
+from tvrl_bench.tracking.store_checks import check_store, existing_ancestor, refuse_foreign_database
+from tvrl_bench.tracking.store_uri import (DEFAULT_TRACKING_URI, HTTP_LIMITS, SQLITE_PREFIX, URI_ENV, TrackingError,
+                                           artifact_location, bound_retries, resolve_uri, sqlite_path)
+
+__all__ = ["DEFAULT_TRACKING_URI", "HTTP_LIMITS", "SQLITE_PREFIX", "URI_ENV", "TrackingError", "artifact_location",
+           "bound_retries", "check_store", "client_for", "describe_failure", "is_locked", "is_tracking_failure",
+           "open_store", "patience_s", "PatientClient", "resolve_uri", "sqlite_path", "store_lock", "tracking_errors"]
+
 log = logging.getLogger(__name__)
 
-DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 PATIENCE_ENV, DEFAULT_PATIENCE_S = "TVRL_STORE_PATIENCE_S", 300.0
-URI_ENV = "MLFLOW_TRACKING_URI"
-SQLITE_PREFIX = "sqlite:///"
-SQLITE_MAGIC = b"SQLite format 3\x00"
-
-# Bounded MLflow HTTP retries (MLflow's defaults wait about four minutes for an unreachable server); a value
-# the user set in the environment wins.
-HTTP_LIMITS = {
-    "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2",
-    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
-    "MLFLOW_HTTP_REQUEST_BACKOFF_JITTER": "0.2",
-    "MLFLOW_HTTP_REQUEST_TIMEOUT": "30",
-}
-
-
-class TrackingError(RuntimeError):
-    """The tracking store cannot be used; the message names the URI and the fix."""
-
-
-def resolve_uri(uri: str | None) -> str:
-    """`uri` if given, else $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db."""
-    return uri or os.environ.get(URI_ENV) or DEFAULT_TRACKING_URI
-
-
-def sqlite_path(uri: str) -> Path | None:
-    """The database file of a `sqlite:///` URI (None for other URIs and in-memory databases)."""
-    if not uri.startswith(SQLITE_PREFIX):
-        return None
-    path = uri[len(SQLITE_PREFIX):].split("?", 1)[0]
-    return Path(path) if path and path != ":memory:" else None
-
-
-def artifact_location(uri: str, experiment: str) -> str | None:
-    """Where a new experiment of the store at `uri` keeps its artifacts: beside an SQLite file, in
-    `<file stem>_artifacts/<experiment>` (a file URI); None for other stores (a server decides)."""
-    path = sqlite_path(uri)
-    if path is None:
-        return None
-    folder = path.resolve().parent / f"{path.stem}_artifacts" / (re.sub(r"[^\w.-]+", "_", experiment) or "experiment")
-    return folder.as_uri()
-
-
-def bound_retries() -> None:
-    """Cap MLflow's HTTP retries and timeout for this process and the trial processes it starts."""
-    for name, value in HTTP_LIMITS.items():
-        os.environ.setdefault(name, value)
-
-
-def check_store(uri: str, write: bool = True) -> None:
-    """Fail fast (TrackingError) when the store at `uri` cannot be used; see the module docstring."""
-    bound_retries()
-    path = sqlite_path(uri)
-    if path is not None:
-        _check_sqlite(uri, path, write)
-    elif uri.startswith(("http://", "https://")):
-        _check_server(uri)
-
-
-def _check_sqlite(uri: str, path: Path, write: bool) -> None:
-    fix = "pass another --tracking-uri (or set $MLFLOW_TRACKING_URI)"
-    if path.is_dir():
-        raise TrackingError(f"tracking URI {uri}: {path} is a folder, not an SQLite file; name a file in it, {fix}")
-    if path.exists():
-        with open(path, "rb") as f:
-            head = f.read(len(SQLITE_MAGIC))
-        if head and head != SQLITE_MAGIC:
-            raise TrackingError(
-                f"tracking URI {uri}: {path} is not an SQLite database (it holds something else); "
-                f"move it away or {fix}"
-            )
-        if head:
-            _refuse_foreign_database(uri, path)
-        if write:
-            _check_writable_database(uri, path, fix)
-        return
-    if not write:
-        return
-    folder = _existing_ancestor(path.parent)
-    try:
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".tvrl-write-check-"):
-            pass
-    except OSError as exc:
-        raise TrackingError(
-            f"tracking URI {uri}: cannot create the database in {folder} ({exc.strerror or exc}); "
-            f"make the folder writable or {fix}"
-        ) from None
-
-
-def _existing_ancestor(folder: Path) -> Path:
-    folder = folder if str(folder) else Path(".")
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    if not folder.is_dir():
-        return folder.parent
-    return folder
-
-
-def _check_writable_database(uri: str, path: Path, fix: str) -> None:
-    try:
-        connection = sqlite3.connect(f"file:{path.resolve()}?mode=rw", uri=True, timeout=5)
-        try:
-            connection.execute("PRAGMA schema_version").fetchone()
-            connection.execute("BEGIN IMMEDIATE")
-            connection.execute("ROLLBACK")
-        finally:
-            connection.close()
-    except sqlite3.DatabaseError as exc:
-        reason = str(exc)
-        if "locked" in reason or "busy" in reason:
-            return  # another process is writing right now: the store works
-        if "not a database" in reason or "malformed" in reason:
-            raise TrackingError(f"tracking URI {uri}: {path} is not a usable SQLite database ({reason}); {fix}") from None
-        raise TrackingError(
-            f"tracking URI {uri}: cannot write {path} ({reason}); make the file and its folder writable or {fix}"
-        ) from None
-
-
-MLFLOW_TABLES = {"experiments", "alembic_version"}
-
-
-def _refuse_foreign_database(uri: str, path: Path) -> None:
-    """A database with tables but none of MLflow's belongs to something else (an annotation page's judgments,
-    another tool's data): MLflow would migrate its schema into it, so refuse it."""
-    try:
-        connection = sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True, timeout=30)
-        try:
-            tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        finally:
-            connection.close()
-    except sqlite3.DatabaseError:
-        return  # unreadable or locked: the writability check (or MLflow) reports it
-    if tables and not tables & MLFLOW_TABLES:
-        shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
-        raise TrackingError(
-            f"tracking URI {uri}: {path} is an SQLite database of something else (tables {shown}), not an MLflow "
-            "store, and MLflow would add its tables to it; pass the MLflow database with --tracking-uri (for "
-            "example sqlite:///mlflow.db) or set $MLFLOW_TRACKING_URI"
-        )
 
 
 @contextlib.contextmanager
@@ -199,7 +67,7 @@ def store_lock(uri: str) -> Iterator[None]:
     if path is None:
         yield
         return
-    with _folder_lock(_existing_ancestor(path.parent)):
+    with _folder_lock(existing_ancestor(path.parent)):
         yield
 
 
@@ -217,7 +85,7 @@ def open_store(uri: str) -> None:
 
     with store_lock(uri), tracking_errors(uri):
         if path.exists():
-            _refuse_foreign_database(uri, path)
+            refuse_foreign_database(uri, path)
         MlflowClient(uri).search_experiments(max_results=1)
     _OPENED.add(uri)
 
@@ -275,25 +143,6 @@ class PatientClient:
                     delay = min(2 * delay, 10.0)
 
         return patiently
-
-
-def _check_server(uri: str, tries: int = 3) -> None:
-    url = uri.rstrip("/") + "/health"
-    reason = ""
-    for attempt in range(tries):
-        try:
-            with urllib.request.urlopen(url, timeout=2):
-                return
-        except urllib.error.HTTPError:
-            return  # it answered: a server is there (its own API calls will tell the rest)
-        except (urllib.error.URLError, OSError) as exc:
-            reason = str(getattr(exc, "reason", exc))
-        if attempt + 1 < tries:
-            time.sleep(0.5 * (attempt + 1))
-    raise TrackingError(
-        f"cannot reach the MLflow tracking server at {uri} ({reason}); start it (`mlflow server --host HOST "
-        "--port PORT --backend-store-uri sqlite:///mlflow.db`) or pass another --tracking-uri"
-    )
 
 
 def describe_failure(uri: str, exc: BaseException) -> str:

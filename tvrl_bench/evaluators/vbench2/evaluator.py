@@ -30,16 +30,15 @@ from tvrl_bench.evaluators.base import Evaluator
 from tvrl_bench.videoio import write_mp4
 from tvrl_bench.evaluators.vbench2.catalog import PromptCatalog, load_catalog, read_full_info, vbench2_folder
 from tvrl_bench.evaluators.vbench2.env import read_marker
-from tvrl_bench.evaluators.vbench2.layout import Layout, plan_layout
-from tvrl_bench.evaluators.vbench2.results import DimensionResult, aggregate, read_results_file
+from tvrl_bench.evaluators.vbench2.layout import Layout, link_or_copy, plan_layout
+from tvrl_bench.evaluators.vbench2.results import DimensionResult, aggregate, read_results_file, video_score
 from tvrl_bench.evaluators.vbench2.runner import DimensionRun, VBench2RunError, build_command, run_dimensions
 from tvrl_bench.evaluators.vbench2.spec import (
     CATEGORIES,
     DIMENSIONS,
-    INVALID_SCORE,
     MISSING_POLICIES,
     PER_PROMPT_DIMENSIONS,
-    canonical_dimension,
+    checked_dimension,
 )
 from tvrl_bench.registry import register
 
@@ -96,7 +95,7 @@ class VBench2Evaluator(Evaluator):
         if full_info:
             catalog = PromptCatalog(tuple(read_full_info(full_info)), str(full_info), catalog.aliases)
         self.catalog = catalog
-        self.dimensions = tuple(_dimension(d) for d in dimensions)
+        self.dimensions = tuple(checked_dimension(d) for d in dimensions)
         if missing not in MISSING_POLICIES:
             raise ValueError(f"evaluators.vbench2.missing must be one of {', '.join(MISSING_POLICIES)}, got '{missing}'")
         self.missing = missing
@@ -181,7 +180,7 @@ class VBench2Evaluator(Evaluator):
             folder = videos_root / dimension
             folder.mkdir(parents=True, exist_ok=True)
             for slot in layout.reads[dimension]:
-                _link(samples / slot.name, folder / slot.name)
+                link_or_copy(samples / slot.name, folder / slot.name)
             info = work / "info" / f"{dimension}_full_info.json"
             info.parent.mkdir(parents=True, exist_ok=True)
             entries = self.catalog.subset(dimension, set(layout.prompts_by_dimension[dimension]))
@@ -211,7 +210,7 @@ class VBench2Evaluator(Evaluator):
                 slot = layout.slot_of(dimension, Path(str(record.get("video_path", ""))).name)
                 if slot is None:
                     continue
-                value = _video_score(record.get("video_results"))
+                value = video_score(record.get("video_results"))
                 if dimension in PER_PROMPT_DIMENSIONS:
                     for s in layout.samples_of(dimension, slot.standard):
                         per_prompt[s.index][dimension] = value
@@ -233,26 +232,3 @@ class VBench2Evaluator(Evaluator):
                 "prompt_dimensions": per_prompt[slot.index],
             })
         return raw
-
-
-def _dimension(name: str) -> str:
-    dimension = canonical_dimension(str(name))
-    if dimension is None:
-        raise ValueError(f"evaluators.vbench2.dimensions: unknown dimension '{name}' (known: {', '.join(DIMENSIONS)})")
-    return dimension
-
-
-def _video_score(value: Any) -> float | None:
-    """A per-video result as a float; None for VBench-2.0's -1 (not judgeable) or a non-numeric value."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value == INVALID_SCORE:
-        return None
-    return float(value)
-
-
-def _link(source: Path, target: Path) -> None:
-    if target.exists():
-        target.unlink()
-    try:
-        os.link(source, target)
-    except OSError:
-        shutil.copyfile(source, target)

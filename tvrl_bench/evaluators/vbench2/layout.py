@@ -8,7 +8,10 @@ folder of its own, as VBench-2.0's sampling guide lays videos out.
 
 from __future__ import annotations
 
+import os
+import shutil
 from dataclasses import dataclass
+from pathlib import Path
 
 from tvrl_bench.evaluators.vbench2.catalog import PromptCatalog
 from tvrl_bench.evaluators.vbench2.spec import DIMENSIONS, samples_needed, video_name
@@ -90,3 +93,13 @@ def plan_layout(prompts: list[str], catalog: PromptCatalog, dimensions: tuple[st
             "that many times)."
         )
     return Layout(tuple(slots), prompts_by_dimension, reads)
+
+
+def link_or_copy(source: Path, target: Path) -> None:
+    """Put `source` at `target` (replacing it): a hard link, or a copy where the file system refuses one."""
+    if target.exists():
+        target.unlink()
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)

@@ -26,6 +26,7 @@ from typing import Any, Iterable, Mapping
 from tvrl_bench.evaluators.vbench2.spec import (
     CATEGORIES,
     DIMENSIONS,
+    INVALID_SCORE,
     MISSING_POLICIES,
     canonical_dimension,
     metric_key,
@@ -164,3 +165,10 @@ def score_lines(metrics: Mapping[str, float], dimensions: bool = False) -> list[
     lines += [f"{c}={metrics[c]!r}" for c in CATEGORIES if c in metrics]
     lines.append(f"overall={metrics['overall']!r}")
     return lines
+
+
+def video_score(value: Any) -> float | None:
+    """A per-video result as a float; None for VBench-2.0's -1 (not judgeable) or a non-numeric value."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value == INVALID_SCORE:
+        return None
+    return float(value)

@@ -100,3 +100,11 @@ def category_of(dimension: str) -> str:
         if dimension in members:
             return category
     raise KeyError(dimension)
+
+
+def checked_dimension(name: str) -> str:
+    """The canonical name of a dimension a user named (`canonical_dimension`); ValueError naming the known ones."""
+    dimension = canonical_dimension(str(name))
+    if dimension is None:
+        raise ValueError(f"evaluators.vbench2.dimensions: unknown dimension '{name}' (known: {', '.join(DIMENSIONS)})")
+    return dimension
