@@ -1,5 +1,7 @@
 """The package's layers (docs/architecture.md): no module imports a module of a higher layer, packages of one
-layer import each other without cycles, and the toy world imports nothing of tvrl-bench outside itself.
+layer import each other without cycles, the toy world imports nothing of tvrl-bench outside itself, and the
+trainer and the tracker reach components only through their family's contracts and helpers (never a module that
+registers a component: components are built by gin from the config).
 
 Imports are read from the syntax tree, lazy ones inside functions included, so a layer cannot be crossed by
 moving an import into a function.
@@ -38,6 +40,17 @@ def unit_of(module: str) -> str | None:
     return parts[1] if len(parts) > 1 and parts[0] == "tvrl_bench" else None
 
 
+def imported_names(path: Path) -> list[tuple[list[str], int]]:
+    """(dotted names an import statement may import as modules, line) for every import in the file at `path`."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append(([node.module] + [f"{node.module}.{alias.name}" for alias in node.names], node.lineno))
+        elif isinstance(node, ast.Import):
+            found.append(([alias.name for alias in node.names], node.lineno))
+    return found
+
+
 def imports() -> list[tuple[str, str, str]]:
     """(importing unit, imported unit, 'file:line') for every import of a tvrl_bench module by another unit."""
     found = []
@@ -46,17 +59,49 @@ def imports() -> list[tuple[str, str, str]]:
         unit = relative.parts[0] if len(relative.parts) > 1 else relative.stem
         if unit == "__init__":
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-            elif isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            else:
-                continue
+        for names, line in imported_names(path):
             targets = {unit_of(name) for name in names} - {None, unit}
             # `from tvrl_bench import registry` names the unit in the alias, not in the module
             targets = {t for t in targets if t in LAYER_OF}
-            found += [(unit, target, f"{relative}:{node.lineno}") for target in targets]
+            found += [(unit, target, f"{relative}:{line}") for target in targets]
+    return found
+
+
+FAMILIES = LAYERS[2]  # the component families
+CONTRACT_USERS = {"training", "tracking"}  # units that may use a family's contracts and helpers only
+
+
+def module_file(module: str) -> Path | None:
+    """The source file of a dotted tvrl_bench module name (None for a name that is not a module, e.g. a class)."""
+    base = PACKAGE.joinpath(*module.split(".")[1:])
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def registers_components(path: Path, seen: frozenset[Path] = frozenset()) -> bool:
+    """Whether the module at `path` registers a component, or, for a package's `__init__`, re-exports a module
+    of its family that does."""
+    if "@register(" in path.read_text(encoding="utf-8"):
+        return True
+    if path.name != "__init__.py":
+        return False
+    family, seen = path.relative_to(PACKAGE).parts[0], seen | {path}
+    return any(registers_components(source, seen) for names, _ in imported_names(path) for name in names
+               if unit_of(name) == family and (source := module_file(name)) is not None and source not in seen)
+
+
+def concrete_imports() -> list[str]:
+    """'file:line: module' for every import of a component module by the trainer or the tracker."""
+    found = []
+    for unit in sorted(CONTRACT_USERS):
+        for path in sorted((PACKAGE / unit).rglob("*.py")):
+            for names, line in imported_names(path):
+                for name in names:
+                    source = module_file(name) if unit_of(name) in FAMILIES else None
+                    if source is not None and registers_components(source):
+                        found.append(f"{path.relative_to(PACKAGE)}:{line}: {name}")
     return found
 
 
@@ -94,6 +139,12 @@ def test_units_import_each_other_without_cycles():
     assert cycles == [], f"units on an import cycle: {cycles}"
 
 
+def test_trainer_and_tracker_import_no_component():
+    """They may import a family's contracts and helpers (modules that register nothing), never a component."""
+    found = concrete_imports()
+    assert not found, "\n".join(found)
+
+
 @pytest.mark.parametrize("source,expected", [("tvrl_bench.rewards.qwen.video", "rewards"), ("tvrl_bench", None),
                                              ("tvrl_bench.registry", "registry"), ("torch.nn", None)])
 def test_unit_of(source, expected):
@@ -107,3 +158,23 @@ def test_the_checker_sees_a_crossing(tmp_path, monkeypatch):
     (fake / "world" / "bad.py").write_text("def f():\n    from tvrl_bench.training.loop import Trainer\n")
     monkeypatch.setitem(globals(), "PACKAGE", fake)
     assert imports() == [("world", "training", "world/bad.py:2")]
+
+
+def test_the_checker_sees_a_component_import(tmp_path, monkeypatch):
+    """A trainer module importing a component module (lazily) is reported, its contract is not, and neither is a
+    family package whose `__init__` exports contracts only; one that re-exports a component is."""
+    fake = tmp_path / "tvrl_bench"
+    for folder in ("training", "rewards", "judges"):
+        (fake / folder).mkdir(parents=True)
+        (fake / folder / "__init__.py").write_text("")
+    (fake / "rewards" / "base.py").write_text("class Reward:\n    pass\n")
+    (fake / "rewards" / "oracle.py").write_text("@register('rewards', 'oracle')\nclass Oracle:\n    pass\n")
+    (fake / "judges" / "__init__.py").write_text("from tvrl_bench.judges.vlm import CriticJudge\n")
+    (fake / "judges" / "vlm.py").write_text("@register('judges', 'vlm')\nclass CriticJudge:\n    pass\n")
+    (fake / "training" / "loop.py").write_text(
+        "from tvrl_bench.rewards.base import Reward\nfrom tvrl_bench.rewards import base\n"
+        "def f():\n    from tvrl_bench.rewards.oracle import Oracle\n    from tvrl_bench.judges import CriticJudge\n"
+    )
+    monkeypatch.setitem(globals(), "PACKAGE", fake)
+    assert concrete_imports() == ["training/loop.py:4: tvrl_bench.rewards.oracle",
+                                  "training/loop.py:5: tvrl_bench.judges"]

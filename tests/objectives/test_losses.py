@@ -11,6 +11,7 @@ from tvrl_bench.objectives import (
     gaussian_mean_kl,
     per_token_ratio_loss,
 )
+from tvrl_bench.credit.weights import CreditWeights
 from tvrl_bench.objectives.grpo import CreditWeightedGRPO
 
 
@@ -103,8 +104,20 @@ def test_kl_term_is_added_with_its_weight():
     torch.testing.assert_close(kl, expected)
     objective = CreditWeightedGRPO(clip_range=0.2, kl_beta=0.5)
     logp = torch.randn(2, 1, 4)
-    base, _ = CreditWeightedGRPO(clip_range=0.2).loss(logp, logp, torch.ones(2), torch.ones(2, 4))
-    with_kl, stats = objective.loss(logp, logp, torch.ones(2), torch.ones(2, 4), kl=kl[:, None])
+    weights = CreditWeights(torch.ones(2, 4))
+    base, _ = CreditWeightedGRPO(clip_range=0.2).loss(logp, logp, torch.ones(2), weights)
+    with_kl, stats = objective.loss(logp, logp, torch.ones(2), weights, kl=kl[:, None])
     torch.testing.assert_close(with_kl, base + 0.5 * kl.mean())
     with pytest.raises(ValueError, match="kl_beta > 0"):
-        objective.loss(logp, logp, torch.ones(2), torch.ones(2, 4))
+        objective.loss(logp, logp, torch.ones(2), weights)
+
+
+def test_a_kl_term_brings_the_pretrained_policy_as_its_reference():
+    assert CreditWeightedGRPO().reference is None  # no KL term: nothing to bind, no reference forward
+
+    class Policy:
+        def reference(self):
+            return "the pretrained copy's context"
+
+    reference = CreditWeightedGRPO(kl_beta=0.1).reference
+    assert reference.keeps_policy_copy and reference.context(Policy()) == "the pretrained copy's context"

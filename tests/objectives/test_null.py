@@ -7,13 +7,15 @@ import torch
 
 from tvrl_bench import registry
 from tvrl_bench.config import PROJECT_ROOT
+from tvrl_bench.credit.weights import CreditWeights
 from tvrl_bench.objectives.grpo import CreditWeightedGRPO, NullControl
+from tvrl_bench.objectives.step_rewards import StepRewards
 from tvrl_bench.tracking.params import method_of
 
 
 def test_permutes_exactly_and_keeps_the_multiset_of_advantages():
     advantages = torch.tensor([1.5, -0.5, -1.0, 0.0, 2.0, -2.0, 0.25, -0.25])
-    out = NullControl().step_advantages(advantages, torch.Generator().manual_seed(3))
+    out = NullControl().advantages(StepRewards(advantages, generator=torch.Generator().manual_seed(3)))
     order = torch.randperm(8, generator=torch.Generator().manual_seed(3))
     assert torch.equal(out, advantages[order])  # exactly the generator's permutation
     assert torch.equal(out.sort().values, advantages.sort().values) and not torch.equal(out, advantages)
@@ -21,15 +23,16 @@ def test_permutes_exactly_and_keeps_the_multiset_of_advantages():
 
 def test_the_same_generator_gives_the_same_permutation_and_grpo_leaves_advantages_alone():
     advantages = torch.randn(16)
-    a = NullControl().step_advantages(advantages, torch.Generator().manual_seed(0))
-    b = NullControl().step_advantages(advantages, torch.Generator().manual_seed(0))
+    a = NullControl().advantages(StepRewards(advantages, generator=torch.Generator().manual_seed(0)))
+    b = NullControl().advantages(StepRewards(advantages, generator=torch.Generator().manual_seed(0)))
     assert torch.equal(a, b)
-    assert CreditWeightedGRPO().step_advantages(advantages, torch.Generator().manual_seed(0)) is advantages
+    same = StepRewards(advantages, generator=torch.Generator().manual_seed(0))
+    assert CreditWeightedGRPO().advantages(same) is advantages
 
 
 def test_the_loss_is_the_tvrl_loss_of_the_permuted_advantages():
     logp_new, logp_old = torch.randn(4, 1, 8), torch.randn(4, 1, 8)
-    advantages, weights = torch.randn(4), torch.rand(4, 8) + 0.5
+    advantages, weights = torch.randn(4), CreditWeights(torch.rand(4, 8) + 0.5)
     null_loss, _ = NullControl().loss(logp_new, logp_old, advantages, weights)
     tvrl_loss, _ = CreditWeightedGRPO().loss(logp_new, logp_old, advantages, weights)
     assert torch.equal(null_loss, tvrl_loss)
@@ -47,7 +50,7 @@ def test_preset_builds_it_and_its_runs_are_method_null():
 def test_within_groups_permutes_only_inside_each_group_and_keeps_group_sums():
     advantages = torch.tensor([1.5, -0.5, -1.0, 0.0, 2.0, -2.0, 0.25, -0.25])
     groups = torch.tensor([0, 0, 0, 0, 1, 1, 1, 1])
-    out = NullControl(within_groups=True).step_advantages(advantages, torch.Generator().manual_seed(3), groups)
+    out = NullControl(within_groups=True).advantages(StepRewards(advantages, groups, torch.Generator().manual_seed(3)))
     # independently: the generator's permutation of each group's members, in group order
     g = torch.Generator().manual_seed(3)
     expected = advantages.clone()
@@ -63,4 +66,4 @@ def test_within_groups_without_group_ids_says_what_is_missing():
     import pytest
 
     with pytest.raises(ValueError, match="within_groups"):
-        NullControl(within_groups=True).step_advantages(torch.zeros(4), torch.Generator())
+        NullControl(within_groups=True).advantages(StepRewards(torch.zeros(4), generator=torch.Generator()))

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import gin
 import pytest
+import torch
 
 from tvrl_bench import registry
-from tvrl_bench.config import load_config
+from tvrl_bench.config import PROJECT_ROOT, load_config
+from tvrl_bench.credit.base import CreditRouter, GradientRouter
 from tvrl_bench.tracking.params import (axis_run_name, component_selector, method_from_presets, method_of,
                                         operative_params, preset_names, presets_in_files, run_name)
 
@@ -84,6 +86,54 @@ def test_method_of_a_trial():
     assert method_of("window3", window, 5) == "TVRL"
 
 
+def test_every_registered_router_and_objective_declares_its_method():
+    """Uniform credit is GRPO and every other router TVRL; the null control is null and every other objective
+    leaves the method to the credit."""
+    registry.import_components()
+    for component in registry.components("credit"):
+        expected = "GRPO" if component.qualified_name == "credit.uniform" else "TVRL"
+        assert component.target.method == expected, component.qualified_name
+    for component in registry.components("objectives"):
+        expected = "null" if component.qualified_name == "objectives.null" else None
+        assert component.target.method == expected, component.qualified_name
+
+
+def test_a_router_that_declares_no_method_is_tvrl():
+    class Flat(CreditRouter):
+        needs_grads = False
+
+        def __call__(self, grads, video, grid, mask=None):
+            return torch.ones(video.shape[0], 1, 1, 1)
+
+    class Smoothed(GradientRouter):
+        pass
+
+    for router in (Flat(), Smoothed()):
+        assert method_of("mine", router, 5) == "TVRL"
+        assert method_of("mine", router, 5, build("objectives.null")) == "null"
+        assert method_of("uniform", router, 5) == "GRPO"  # its preset's component says more
+
+
+PRESETS = [(axis, path.stem) for axis, family in (("credit", "credit"), ("objective", "objectives"))
+           for path in sorted((PROJECT_ROOT / "components" / family).glob("*.gin"))]
+
+
+@pytest.mark.parametrize("axis,name", PRESETS, ids=[f"{a}-{n}" for a, n in PRESETS])
+def test_every_preset_alone_gives_the_method_of_the_component_it_selects(axis, name):
+    """What a trial that failed before building is recorded as: the method its components would have given."""
+    family = registry.axes()[axis]
+    load_config([f"components/{family}/{name}.gin"])
+    selected = gin.query_parameter(f"{registry.FAMILIES[family].macro}/macro.value").selector
+    gin.clear_config()
+    if axis == "credit":
+        assert method_from_presets({"credit": name}, False) == ("GRPO" if selected == "credit.uniform" else "TVRL")
+    else:
+        null = selected == "objectives.null"
+        assert method_from_presets({"objective": name, "credit": "window3"}, False) == ("null" if null else "TVRL")
+        assert method_from_presets({"objective": name, "credit": "uniform"}, False) == ("null" if null else "GRPO")
+    assert method_from_presets({axis: name}, True) == "base"
+
+
 def test_run_name_leaves_out_the_toy_policy_and_prefixes_the_study():
     names = {"policy": "toy", "sampler": "sage", "reward": "toy_oracle", "credit": "window3"}
     assert run_name(names, 0) == "sage-toy_oracle-window3-s0"
@@ -130,6 +180,15 @@ def test_operative_params_respect_mlflow_limits():
     assert not any(long_name in key for key in params)  # MLflow rejects param keys over 250 characters
     assert params["tests_tracking.limits_probe.text"] == repr("y" * 7000)[:6000]
     assert len(params["tests_tracking.limits_probe.text"]) == 6000
+
+
+def test_operative_params_of_a_configurable_called_in_several_scopes_keep_the_last_scopes_value():
+    """The key has no scope, so one value is logged: the last scope's in gin's order, whatever the call order."""
+    load_config([], ["b/credit.window.k = 5", "a/credit.window.k = 7"])
+    for scope in ("b", "a", ""):
+        with gin.config_scope(scope or None):
+            build("credit.window")
+    assert operative_params()["credit.window.k"] == "5"
 
 
 @pytest.mark.parametrize("presets,base,method", [

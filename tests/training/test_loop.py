@@ -12,6 +12,7 @@ import torch
 
 from tests.training.conftest import FAST
 from tvrl_bench.config import load_config
+from tvrl_bench.objectives.base import Objective
 from tvrl_bench.rewards.base import Reward
 from tvrl_bench.training.checkpoint import CheckpointDir
 from tvrl_bench.training.distributed import Processes
@@ -244,3 +245,61 @@ def test_state_is_a_copy_of_the_trained_parameters(tiny_policy_path, tmp_path):
     assert len(state) == len(t.parameters) and all(not v.requires_grad for v in state.values())
     state["0"].add_(1.0)
     assert not torch.equal(state["0"], t.parameters[0].detach().cpu())
+
+
+CONTRACT = {"credit_layout", "advantages", "reference", "loss", "after_update", "state_dict", "load_state_dict",
+            "method"}
+
+
+class ContractOnly(Objective):
+    """An objective that shows the trainer its contract's parts only: reading anything else (a flag such as
+    kl_beta or per_check_weights) fails the test."""
+
+    def __init__(self, inner: Objective):
+        object.__setattr__(self, "_inner", inner)
+
+    def __getattribute__(self, name: str):
+        if name in CONTRACT:
+            return getattr(object.__getattribute__(self, "_inner"), name)
+        if name.startswith("__"):
+            return object.__getattribute__(self, name)
+        raise AssertionError(f"the trainer read objective.{name}, which is not one of the objective's parts")
+
+
+@pytest.mark.parametrize("preset,bindings", [
+    ("components/objectives/grpo_kl.gin", []),  # a KL term to the pretrained policy
+    ("components/objectives/tvrl_official.gin", ["objectives.tvrl_official.mode = 'question'",
+                                                 "objectives.tvrl_official.refresh_every = 1"]),
+], ids=["pretrained_kl", "per_check_moving_kl"])
+def test_the_trainer_calls_the_objectives_parts_without_asking_it_anything_else(tiny_policy_path, tmp_path, preset,
+                                                                             bindings):
+    def train(folder, strict: bool):
+        load_config(["components/profiles/toy.gin", preset],
+                    [*FAST, f"policies.toy.path = '{tiny_policy_path}'", *bindings])
+        built = TrialSettings()
+        gin.clear_config()
+        objective = built.objective
+        if strict:
+            built.objective = ContractOnly(objective)
+        t = Trainer(built, Processes(cpu=True), CheckpointDir(folder), None, progress=False)
+        metrics = [t.step(step).metrics for step in range(2)]
+        t.save(2)
+        t.load_state(CheckpointDir(folder).load())
+        return metrics, t.state(), objective.state_dict()
+
+    plain, strict = train(tmp_path / "plain", False), train(tmp_path / "strict", True)
+    for a, b in zip(plain[0], strict[0]):
+        assert {k: v for k, v in a.items() if k != "time/step_s"} == {k: v for k, v in b.items() if k != "time/step_s"}
+    assert parameters_equal(plain[1], strict[1])
+    assert same_tree(plain[2], strict[2])
+
+
+def same_tree(a, b) -> bool:
+    """Nested dicts / lists of tensors and plain values, equal exactly."""
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(same_tree(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return isinstance(b, (list, tuple)) and len(a) == len(b) and all(same_tree(x, y) for x, y in zip(a, b))
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and torch.equal(a, b)
+    return a == b

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from tvrl_bench.credit.weights import CreditWeights
 from tvrl_bench.objectives.grpo import CreditWeightedGRPO
 from tvrl_bench.policies.toy import ToyPolicy
 from tvrl_bench.samplers.flow import FlowSampler
@@ -32,7 +33,7 @@ def test_recomputed_log_probs_give_ratio_exactly_one_and_gradients(tiny_policy_p
     weights /= weights.mean(dim=1, keepdim=True)
     stats = accumulate_policy_gradient(
         policy, sampler, CreditWeightedGRPO(), rollout, cond, torch.arange(4),
-        torch.tensor([1.0, -1.0, 0.5, -0.5]), weights, micro_batch=2, check_ratio_tolerance=0.0,
+        torch.tensor([1.0, -1.0, 0.5, -0.5]), CreditWeights(weights), micro_batch=2, check_ratio_tolerance=0.0,
     )
     assert stats["ratio_mean"] == pytest.approx(1.0, abs=1e-12) and stats["clipfrac"] == 0.0
     grads = [p.grad for p in policy.trainable_parameters() if p.grad is not None]
@@ -48,7 +49,7 @@ def test_a_policy_that_changed_since_the_rollout_is_a_clear_error(tiny_policy_pa
     with pytest.raises(RatioCheckError, match="ratio must be exactly 1"):
         accumulate_policy_gradient(
             policy, sampler, CreditWeightedGRPO(), rollout, cond, torch.arange(4),
-            torch.ones(4), torch.ones(4, 256), micro_batch=2, check_ratio_tolerance=0.0,
+            torch.ones(4), CreditWeights(torch.ones(4, 256)), micro_batch=2, check_ratio_tolerance=0.0,
         )
     assert all(p.grad is None for p in policy.trainable_parameters())
 
@@ -56,7 +57,7 @@ def test_a_policy_that_changed_since_the_rollout_is_a_clear_error(tiny_policy_pa
 def test_balance_factors_scale_each_transition_like_its_loss(tiny_policy_path):
     """A per-step factor c multiplies that transition's gradient by c (applied through the advantage)."""
     policy, sampler, cond, rollout = setup(tiny_policy_path, shuffle=False)
-    weights = torch.ones(4, 256)
+    weights = CreditWeights(torch.ones(4, 256))
     advantages = torch.tensor([1.0, -1.0, 0.5, -0.5])
 
     def gradient(balance):
@@ -82,7 +83,8 @@ def test_the_kept_graph_gives_the_recomputed_gradient_and_is_used_once(tiny_poli
     assert all(g.requires_grad for g in kept.graphs.values())
     torch.testing.assert_close(kept.latents, plain.latents, rtol=0, atol=0)  # the same samples either way
     torch.testing.assert_close(kept.log_probs, plain.log_probs, rtol=0, atol=0)
-    advantages, weights = torch.tensor([1.0, -1.0, 0.5, -0.5]), torch.rand(4, 256, generator=torch.Generator().manual_seed(1)) + 0.5
+    advantages = torch.tensor([1.0, -1.0, 0.5, -0.5])
+    weights = CreditWeights(torch.rand(4, 256, generator=torch.Generator().manual_seed(1)) + 0.5)
 
     def gradient(rollout):
         policy.zero_grad(set_to_none=True)

@@ -3,5 +3,6 @@ official routing-grid layout with its uniform and shuffled controls. The contrac
 
 from tvrl_bench.credit.base import CreditRouter, GradientRouter, combine, normalise
 from tvrl_bench.credit.stats import credit_entropy
+from tvrl_bench.credit.weights import CreditWeights
 
-__all__ = ["CreditRouter", "GradientRouter", "combine", "normalise", "credit_entropy"]
+__all__ = ["CreditRouter", "CreditWeights", "GradientRouter", "combine", "normalise", "credit_entropy"]

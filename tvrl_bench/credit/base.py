@@ -25,6 +25,8 @@ class CreditRouter(ABC):
     """Maps (grads[B, K, F, H, W] or None, video[B, F, 3, H, W], grid) to weights[B, T', H', W'] (mean 1)."""
 
     needs_grads: bool = True
+    # The method label of its trials (tracking/params.py::method_of); a router that declares none is TVRL's.
+    method: str = "TVRL"
     # "pixels": grads[B, K, F, H, W] w.r.t. the decoded video; "critic": grads[B, K, Tc, Hc, Wc] w.r.t. the
     # critic's own input patches (training/scoring.py).
     grad_space: str = "pixels"
@@ -40,8 +42,9 @@ class CreditRouter(ABC):
         """Weights [B, T', H', W'], detached, mean 1 per rollout. mask[B, K] marks the real checks."""
 
     def per_check(self, grads, video, grid: TokenGrid, mask=None) -> torch.Tensor:
-        """Per-check weights [B, K, T', H', W'] (mean 1 each), for objectives with one ratio per check
-        (objectives.tvrl_official). By default the router's one map, shared by every check (K = 1)."""
+        """Per-check weights [B, K, T', H', W'] (mean 1 each), routed when the objective takes one ratio per check
+        (credit/weights.py, objectives.tvrl_official). By default the router's one map, shared by every check
+        (K = 1)."""
         return self(grads, video, grid, mask)[:, None]
 
     def state_dict(self) -> dict:

@@ -13,6 +13,7 @@ class UniformRouter(CreditRouter):
     """GRPO: weight 1 on every token; needs no critic gradient."""
 
     needs_grads = False
+    method = "GRPO"
 
     def __call__(self, grads, video, grid, mask=None):
         tt, hh, ww = grid.grid_from_video(video.shape[:2] + video.shape[3:])

@@ -9,9 +9,11 @@ from tvrl_bench.objectives.losses import (
     per_token_ratio_loss,
     weighted_log_prob,
 )
+from tvrl_bench.objectives.step_rewards import StepRewards
 
 __all__ = [
     "Objective",
+    "StepRewards",
     "clipped_surrogate",
     "credit_weighted_grpo_loss",
     "gaussian_mean_kl",

@@ -1,4 +1,5 @@
-"""Group-relative advantages (GRPO): each rollout's reward against the other rollouts of its prompt."""
+"""Group-relative advantages (GRPO): each rollout's reward against the other rollouts of its prompt; and their
+random permutation (the null control)."""
 
 from __future__ import annotations
 
@@ -36,3 +37,18 @@ def group_advantages(
     if clip is not None:
         advantages = advantages.clamp(-clip, clip)
     return advantages
+
+
+def permuted_advantages(advantages: torch.Tensor, generator: torch.Generator, groups: torch.Tensor | None = None,
+                        within_groups: bool = False) -> torch.Tensor:
+    """advantages[B] randomly permuted across the rollouts (within_groups: only among the rollouts of one group,
+    groups[B] their group ids), with `generator`'s draws."""
+    if not within_groups:
+        return advantages[torch.randperm(len(advantages), generator=generator)]
+    if groups is None:
+        raise ValueError("objectives.null.within_groups = True needs the rollouts' group ids")
+    order = torch.arange(len(advantages))
+    for group in torch.unique(groups):
+        members = (groups == group).nonzero().flatten()
+        order[members] = members[torch.randperm(len(members), generator=generator)]
+    return advantages[order]

@@ -1,25 +1,37 @@
-"""The objective contract: a policy-gradient loss over transition log-probs, and the hooks the trainer calls."""
+"""The objective contract: a policy-gradient loss over transition log-probs, and the parts the trainer calls."""
 
 from __future__ import annotations
 
-from typing import Any, ContextManager
+from typing import Any
 
 import torch
 
+from tvrl_bench.credit.weights import MERGED, CreditWeights
+from tvrl_bench.objectives.reference import PretrainedReference, Reference
+from tvrl_bench.objectives.step_rewards import StepRewards
+
 
 class Objective:
-    """loss(logp_new[B,S,N], logp_old[B,S,N], advantages[B], weights[B,N], kl[B,S] | None) -> (loss, stats).
+    """What the trainer calls, each without asking the objective anything first:
 
-    Besides the loss, the trainer calls these hooks, which do nothing here: `step_advantages` (the step's
-    advantages as the loss uses them), `per_check_weights` / `per_check_advantages` / `check_advantages` (one map
-    and one advantage per check instead of merged ones), `bind` (the trainable parameters, once),
-    `reference_context` (where the policy's velocity is the KL reference's), `after_update` (after each
-    optimizer step) and `state_dict` / `load_state_dict` (what a checkpoint keeps).
+    - `credit_layout`: the credit weights `loss` takes, "merged" [B, N] or "per_check" [B, K, N]
+      (credit/weights.py); a step routes its credit in this layout once.
+    - `advantages(step)`: the step's advantages as the loss uses them, [B] or [B, K] (one per check), from its
+      group-relative advantages, scores, groups and mask (`StepRewards`); unchanged here.
+    - `reference`: the KL term's reference policy (objectives/reference.py: `bind`, `context`,
+      `keeps_policy_copy`; its `after_update` and `state_dict` are the objective's to call), None without a KL
+      term; the update computes a KL term exactly when there is one.
+    - `loss(logp_new[B, S, N], logp_old[B, S, N], advantages[B] or [B, K], weights: CreditWeights,
+      kl[B, S] | None) -> (loss, stats)`.
+    - `after_update(stats)` after each optimizer step, `state_dict` / `load_state_dict` (what a checkpoint keeps).
+
+    `method` is the method label its trials carry (tracking/params.py::method_of); None defers to the credit
+    router's. `clip_range` and `kl_beta` (a KL term to the pretrained policy when > 0) are constructor arguments.
     """
 
-    per_check_weights: bool = False  # weights[B, K, N], one map per check, instead of a merged weights[B, N]
-    per_check_advantages: bool = False  # advantages[B, K] from `check_advantages` instead of advantages[B]
-    policy_reference: bool = True  # a KL term's reference is the policy's (Policy.reference), not the objective's
+    method: str | None = None
+    credit_layout: str = MERGED
+    reference: Reference | None = None
 
     def __init__(self, clip_range: float = 1e-4, kl_beta: float = 0.0):
         if clip_range <= 0:
@@ -28,25 +40,15 @@ class Objective:
             raise ValueError(f"kl_beta must be >= 0, got {kl_beta}")
         self.clip_range = clip_range
         self.kl_beta = kl_beta
+        self.reference = PretrainedReference() if kl_beta > 0 else None
 
-    def policy_loss(self, logp_new, logp_old, advantages, weights):
+    def policy_loss(self, logp_new: torch.Tensor, logp_old: torch.Tensor, advantages: torch.Tensor,
+                    weights: CreditWeights) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         raise NotImplementedError
 
-    def step_advantages(self, advantages: torch.Tensor, generator: torch.Generator, groups: torch.Tensor | None = None) -> torch.Tensor:
-        """The advantages[B] of all the step's rollouts (every process) as the loss will use them: unchanged.
-        groups[B]: the rollouts' group ids (rollouts of one prompt share one)."""
-        return advantages
-
-    def check_advantages(self, scores: torch.Tensor, groups: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """Per-check advantages [B, K] from scores[B, K] (objectives with per_check_advantages only)."""
-        raise NotImplementedError(f"{type(self).__name__} has no per-check advantages")
-
-    def bind(self, parameters: list[torch.nn.Parameter]) -> None:
-        """The trainable parameters, given once before training."""
-
-    def reference_context(self, policy: Any) -> ContextManager:
-        """A context in which policy.velocity is the KL reference's: the policy's own reference (adapters off)."""
-        return policy.reference()
+    def advantages(self, step: StepRewards) -> torch.Tensor:
+        """The advantages[B] of all the step's rollouts (every process) as the loss will use them: unchanged."""
+        return step.advantages
 
     def after_update(self, stats: dict[str, float]) -> None:
         """Called after every optimizer step with the step's statistics."""
@@ -63,7 +65,7 @@ class Objective:
         logp_new: torch.Tensor,
         logp_old: torch.Tensor,
         advantages: torch.Tensor,
-        weights: torch.Tensor,
+        weights: CreditWeights,
         kl: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         loss, stats = self.policy_loss(logp_new, logp_old, advantages, weights)

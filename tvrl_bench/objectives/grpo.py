@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import torch
 
+from tvrl_bench.objectives.advantages import permuted_advantages
 from tvrl_bench.objectives.base import Objective
 from tvrl_bench.objectives.losses import credit_weighted_grpo_loss, per_token_ratio_loss
+from tvrl_bench.objectives.step_rewards import StepRewards
 from tvrl_bench.registry import register
 
 
@@ -14,7 +16,7 @@ class CreditWeightedGRPO(Objective):
     """Clipped ratio of credit-weighted transition log-probs (TVRL; Flow-GRPO with uniform credit)."""
 
     def policy_loss(self, logp_new, logp_old, advantages, weights):
-        return credit_weighted_grpo_loss(logp_new, logp_old, advantages, weights, self.clip_range)
+        return credit_weighted_grpo_loss(logp_new, logp_old, advantages, weights.tokens(), self.clip_range)
 
 
 @register("objectives", "per_token")
@@ -22,7 +24,7 @@ class PerTokenRatioGRPO(Objective):
     """Variant: each token's ratio clipped on its own, then averaged with the credit weights."""
 
     def policy_loss(self, logp_new, logp_old, advantages, weights):
-        return per_token_ratio_loss(logp_new, logp_old, advantages, weights, self.clip_range)
+        return per_token_ratio_loss(logp_new, logp_old, advantages, weights.tokens(), self.clip_range)
 
 
 @register("objectives", "null")
@@ -33,6 +35,8 @@ class NullControl(CreditWeightedGRPO):
     information about which rollout was better, so any gain over the base it shows is what noise and drift buy.
     """
 
+    method = "null"
+
     def __init__(self, clip_range: float = 1e-4, kl_beta: float = 0.0, within_groups: bool = False):
         """within_groups: permute only among the rollouts of one prompt, which keeps each group's advantages
         summing to zero as the real ones do (a permutation across the step does not: it also pushes each prompt's
@@ -40,13 +44,6 @@ class NullControl(CreditWeightedGRPO):
         super().__init__(clip_range, kl_beta)
         self.within_groups = within_groups
 
-    def step_advantages(self, advantages: torch.Tensor, generator: torch.Generator, groups: torch.Tensor | None = None) -> torch.Tensor:
-        if not self.within_groups:
-            return advantages[torch.randperm(len(advantages), generator=generator)]
-        if groups is None:
-            raise ValueError("objectives.null.within_groups = True needs the rollouts' group ids")
-        order = torch.arange(len(advantages))
-        for group in torch.unique(groups):
-            members = (groups == group).nonzero().flatten()
-            order[members] = members[torch.randperm(len(members), generator=generator)]
-        return advantages[order]
+    def advantages(self, step: StepRewards) -> torch.Tensor:
+        """The step's advantages[B] permuted with its generator (within its groups when `within_groups`)."""
+        return permuted_advantages(step.advantages, step.generator, step.groups, self.within_groups)

@@ -7,7 +7,7 @@ checks.
 - "video_adv": one clipped ratio per check, from that check's map, all with the video's advantage A_i[B];
   the surrogate is averaged over the video's checks (the official default).
 - "question": the same per-check ratios, each with its own per-question advantage A_ik[B, K] (`question_advantages`).
-Not the trainer's default path yet (it passes one merged map [B, N], the official `merged_gradient` mode).
+The trainer routes per-check weights for an objective whose `credit_layout` is "per_check" (credit/weights.py).
 """
 
 from __future__ import annotations

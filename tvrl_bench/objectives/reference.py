@@ -1,15 +1,87 @@
-"""A moving reference policy: a snapshot of the trainable parameters, swapped in for the KL's reference forward.
+"""The reference policy of an objective's KL term: the part of the objective the trainer asks for it.
 
-The official TVRL KL compares the policy with a reference reloaded from the policy every few optimizer steps
-(`objectives/kl.py::RefreshSchedule`); the snapshot starts as the parameters at `bind` time (the initial policy).
+An objective with a KL term holds one in `Objective.reference` (None without a KL term). The trainer calls
+`bind(parameters)` once before training, keeps the policy's own pretrained copy when `keeps_policy_copy`
+(Policy.keep_reference), and computes the reference's transition mean inside `context(policy)`; its objective
+calls `after_update` after each optimizer step and keeps `state_dict` in its own checkpoint state.
+
+- `Reference`: the contract.
+- `PretrainedReference`: the pretrained policy (the policy's own copy, adapters off).
+- `RefreshedReference`: the official TVRL reference, a snapshot of the trainable parameters (`MovingReference`)
+  taken at `bind` time and reloaded from the policy every few optimizer steps (`objectives/kl.py::RefreshSchedule`).
 """
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from typing import Iterator
+from contextlib import contextmanager, nullcontext
+from typing import Any, ContextManager, Iterator
 
 import torch
+
+from tvrl_bench.objectives.kl import RefreshSchedule
+
+
+class Reference:
+    """The contract: `bind` the trainable parameters once, the policy's forward is the reference's inside
+    `context(policy)`, and `keeps_policy_copy` says whether the policy must keep its own pretrained copy."""
+
+    keeps_policy_copy: bool = False
+
+    def bind(self, parameters: list[torch.nn.Parameter]) -> None:
+        """The trainable parameters, given once before training."""
+
+    def context(self, policy: Any) -> ContextManager:
+        """A context in which policy.velocity is the reference's."""
+        raise NotImplementedError
+
+    def after_update(self, optimizer_steps: int) -> None:
+        """Called after every optimizer step with the number of steps taken so far."""
+
+    def state_dict(self) -> dict:
+        """What a checkpoint must keep of the reference (nothing here)."""
+        return {}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore what `state_dict` returned."""
+
+
+class PretrainedReference(Reference):
+    """The KL reference is the pretrained policy: the copy the policy keeps (Policy.reference)."""
+
+    keeps_policy_copy = True  # the trainer has the policy keep it now, before any checkpoint is loaded
+
+    def context(self, policy: Any) -> ContextManager:
+        return policy.reference()
+
+
+class RefreshedReference(Reference):
+    """A snapshot of the trainable parameters, reloaded from the policy after every `every`-th optimizer step."""
+
+    def __init__(self, every: int = 10):
+        self.schedule = RefreshSchedule(every)
+        self.moving: MovingReference | None = None
+
+    def bind(self, parameters: list[torch.nn.Parameter]) -> None:
+        """The snapshot starts as `parameters` (the initial policy)."""
+        self.moving = MovingReference(parameters)
+
+    def context(self, policy: Any) -> ContextManager:
+        """The snapshot swapped into the parameters (before `bind`: the policy as it is)."""
+        return nullcontext() if self.moving is None else self.moving.swapped()
+
+    def after_update(self, optimizer_steps: int) -> None:
+        """Reload the snapshot from the policy when the schedule says so after this many optimizer steps."""
+        if self.moving is not None and self.schedule.due(optimizer_steps):
+            self.moving.refresh()
+
+    def state_dict(self) -> dict:
+        """The snapshot's state once bound, else nothing."""
+        return {} if self.moving is None else self.moving.state_dict()
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore the snapshot (bound: a reference not yet bound has nothing to restore into)."""
+        if self.moving is not None and state:
+            self.moving.load_state_dict(state)
 
 
 class MovingReference:

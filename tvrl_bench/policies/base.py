@@ -51,6 +51,14 @@ class Policy(nn.Module, ABC):
         loads a checkpoint, so a resumed trial keeps the pretrained policy as its reference."""
         self._reference_copy = [p.detach().clone() for p in self.trainable_parameters()]
 
+    def prepare_for_sharding(self) -> None:
+        """Get ready to be sharded by FSDP (training/sharding.py calls this once, before sharding).
+
+        FSDP2 gathers a shard unit's parameters in the unit's forward pre-hook, so every unit must be reached
+        through its module forward (`module(...)`); a policy whose forward reads unit weights directly switches
+        that off here. The default does nothing: it calls its modules already.
+        """
+
     @contextlib.contextmanager
     def reference(self) -> Iterator[None]:
         """Within this context `velocity` is the frozen reference policy's (for a KL term).

@@ -18,6 +18,7 @@ docs/performance.md has the measurements.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,8 @@ ASSETS = Path(__file__).resolve().parent.parent / "assets"
 SHIPPED_BASES = {"v1": ASSETS / "toy_policy", "v2": ASSETS / "toy_policy_v2"}
 DEFAULT_PATH = SHIPPED_BASES["v1"]
 NUM_TRAIN_TIMESTEPS = 1000  # HunyuanVideo-1.5 feeds the transformer timestep = sigma * 1000
+
+log = logging.getLogger("tvrl_bench.trial")
 
 
 @register("policies", "toy")
@@ -96,6 +99,14 @@ class ToyPolicy(Policy):
 
     def save_pretrained(self, folder: str | Path) -> None:
         save_toy_network(folder, self.transformer, self.text_encoder)
+
+    def prepare_for_sharding(self) -> None:
+        """Switch the lean forward off: it reads block weights directly, which FSDP keeps sharded; diffusers'
+        forward of the same modules and weights gathers them (same result to float rounding)."""
+        if self.fast:
+            self.fast = False
+            log.info("training.sharding: policies.toy.fast is off under FSDP (the lean forward reads block weights "
+                     "directly); the toy policy runs diffusers' forward of the same weights")
 
     def latent_shape(self) -> tuple[int, int, int, int]:
         return (3, self.frames, self.height, self.width)

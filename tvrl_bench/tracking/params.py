@@ -7,12 +7,12 @@ registered name. Every operative gin parameter is flattened into params as `<sel
 
 from __future__ import annotations
 
+import importlib
 import re
 from typing import Any
 
-import gin
-
 from tvrl_bench import registry
+from tvrl_bench.config.operative import MACRO, operative_bindings
 
 _PRESET = re.compile(r"components/(?P<family>\w+)/(?P<name>[\w.-]+)\.gin$")
 _MACRO = re.compile(r"^\s*(?P<macro>[A-Z_]+)\s*=\s*@(?P<selector>[\w.]+)\(\)", re.MULTILINE)
@@ -51,13 +51,12 @@ def _preset_selects(path: str, selector: str | None) -> bool:
 
 
 def method_of(credit_preset: str, credit: Any, steps: int, objective: Any = None) -> str:
-    """'base' without training, 'null' for the null control (objectives.null), 'GRPO' for uniform credit,
-    'TVRL' for any other router."""
-    presets = {
-        "credit": "uniform" if component_selector(credit) == "credit.uniform" else credit_preset,
-        "objective": "null" if objective is not None and component_selector(objective) == "objectives.null" else "",
-    }
-    return method_from_presets(presets, base=steps == 0)
+    """'base' without training steps, else the method the components declare (`METHOD_AXES`): the objective's
+    (`null` for the null control), else the credit router's ('GRPO' for uniform credit, 'TVRL' for any other). A
+    router's label is its class's, or that of the component its preset selects when only that one declares its
+    own (a router whose class is unknown here, or a preset whose name says more)."""
+    candidates = {"objective": [objective], "credit": [credit, _preset_component("credit", credit_preset)]}
+    return _declared_method(candidates, base=steps == 0)
 
 
 def run_name(names: dict[str, str], seed: int, study: str | None = None) -> str:
@@ -84,13 +83,69 @@ def _short(value: str) -> str:
 
 
 def method_from_presets(presets: dict[str, str], base: bool) -> str:
-    """The `method` of a trial from its objective and credit preset names (the one rule; `method_of` applies it to
-    built components, and a trial that failed before its components were built is named by its presets alone)."""
+    """The `method` of a trial from its preset names alone (axis -> name), for a trial that failed before its
+    components were built: the method each preset's component (`components/<family>/<name>.gin`) declares, by the
+    rule of `method_of`."""
+    candidates = {axis: [_preset_component(axis, presets.get(axis))] for axis in METHOD_AXES}
+    return _declared_method(candidates, base)
+
+
+# The axes whose components declare a trial's method (class attribute `method`), the first declaring one wins.
+METHOD_AXES = ("objective", "credit")
+_INCLUDE = re.compile(r"^\s*include\s+['\"](?P<path>[^'\"]+)['\"]", re.MULTILINE)
+
+
+def _declared_method(candidates: dict[str, list[Any]], base: bool) -> str:
+    """'base', or along METHOD_AXES the first axis's label: the first of its candidates (components or classes)
+    that declares one other than its family contract's default, else that default (None: the next axis)."""
     if base:
         return "base"
-    if presets.get("objective") == "null":
-        return "null"
-    return "GRPO" if presets.get("credit") == "uniform" else "TVRL"
+    for axis in METHOD_AXES:
+        default = registry.FAMILIES[registry.axes()[axis]].contract_class().method
+        declared = [getattr(c, "method", None) for c in candidates.get(axis, []) if c is not None]
+        label = next((m for m in declared if m is not None and m != default), default)
+        if label is not None:
+            return label
+    raise ValueError(f"no component of {METHOD_AXES} declares a method")
+
+
+def _preset_component(axis: str, name: str | None) -> type | None:
+    """The class of the registered component that preset `components/<family>/<name>.gin` of `axis` binds to its
+    family's macro (following the preset's includes); None when there is no such preset or component."""
+    family = registry.axes().get(axis)
+    if not name or family is None:
+        return None
+    selector = _macro_selector(f"components/{family}/{name}.gin", registry.FAMILIES[family].macro)
+    if selector is None:
+        return None
+    if selector not in registry.registered_names():  # a trial that failed before building imported no component
+        for module in registry.component_modules():
+            if module.startswith(registry.FAMILIES[family].package + "."):
+                importlib.import_module(module)
+    try:
+        return registry.get(selector).target
+    except registry.RegistryError:
+        return None
+
+
+def _macro_selector(path: str, macro: str | None, seen: frozenset[str] = frozenset()) -> str | None:
+    """The `<family>.<name>` a config file binds to `macro` (`MACRO = @family.name()`), its own binding or else
+    that of its last include that binds it; None when it binds none (or cannot be read)."""
+    from tvrl_bench.config import ConfigError, resolve
+
+    try:
+        text = resolve(path).read_text()
+    except (ConfigError, OSError):
+        return None
+    own = [m.group("selector") for m in _MACRO.finditer(text) if m.group("macro") == macro]
+    if own:
+        return own[-1]
+    for include in reversed([m.group("path") for m in _INCLUDE.finditer(text)]):
+        if include not in seen:
+            selector = _macro_selector(include, macro, seen | {path})
+            if selector is not None:
+                return selector
+    return None
 
 
 def presets_in_files(parsed_files: list[str], axes: dict[str, str] | None = None) -> dict[str, str]:
@@ -107,16 +162,19 @@ def presets_in_files(parsed_files: list[str], axes: dict[str, str] | None = None
 
 
 def operative_params() -> dict[str, str]:
-    """Every operative gin parameter as `<selector>.<param>` -> string (MLflow limits applied)."""
+    """Every operative gin parameter as `<selector>.<param>` -> string (MLflow limits applied).
+
+    Keys carry no scope: a configurable called in several scopes (`@train/datasets.file()` and
+    `@eval/datasets.file()`) logs the value of the last scope in the operative config's order (gin's: unscoped
+    first, then by scope name).
+    """
     params = {}
-    for (scope, selector), values in gin.config._OPERATIVE_CONFIG.items():
-        if selector == "gin.macro":
+    for binding in operative_bindings():
+        if binding.selector == MACRO:
             continue
-        for name, value in values.items():
-            key = f"{selector}.{name}"
-            text = _format(value)
-            if len(key) <= 250:
-                params[key] = text[:6000]
+        key = f"{binding.selector}.{binding.param}"
+        if len(key) <= 250:
+            params[key] = _format(binding.value)[:6000]
     return params
 
 

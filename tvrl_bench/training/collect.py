@@ -8,7 +8,9 @@ from typing import Any
 
 import torch
 
+from tvrl_bench.credit.weights import CreditWeights, route
 from tvrl_bench.objectives.advantages import group_advantages
+from tvrl_bench.objectives.step_rewards import StepRewards
 from tvrl_bench.policies.base import Policy
 from tvrl_bench.prompts import PromptItem
 from tvrl_bench.training.distributed import Processes
@@ -28,8 +30,9 @@ class StepBatch:
 
     prompts[B], checks[B], cond (the policy's encoding), rollout, video[B, F, 3, H, W], scored (scores[B, K], mask,
     grads), all_rewards[B_all] and all_groups[B_all] (every process; rollouts of a prompt share a group id),
-    all_advantages[B_all], advantages[B] (this process's, as the loss uses them), weight_maps[B, T', H', W']
-    (credit, mean 1 per rollout), step (the optimizer step it was collected for).
+    all_advantages[B_all] or [B_all, K] and advantages[B] or [B, K] (this process's) as the objective's loss uses
+    them, weights (the credit in the layout the loss takes; weights.merged[B, T', H', W'] is the map the step logs),
+    step (the optimizer step it was collected for).
     """
 
     prompts: list[str]
@@ -42,15 +45,14 @@ class StepBatch:
     all_groups: torch.Tensor
     all_advantages: torch.Tensor
     advantages: torch.Tensor
-    weight_maps: torch.Tensor
-    train_weights: torch.Tensor | None = None  # [B, K, N] per-check maps (zero for missing checks) when asked
+    weights: CreditWeights
     step: int = 0
 
 
 def keeps_rollout_graph(s: TrialSettings, sharded: bool) -> bool:
     """Whether the rollout keeps its trained steps' graphs for the update (TrialSettings.keep_rollout_graph, where
-    it applies: one update per step, no KL term, every rollout training the same steps, an unsharded policy)."""
-    return (s.keep_rollout_graph and s.minibatches == 1 and s.objective.kl_beta == 0 and not s.schedule.shuffle
+    it applies: one update per step, no KL reference, every rollout training the same steps, an unsharded policy)."""
+    return (s.keep_rollout_graph and s.minibatches == 1 and s.objective.reference is None and not s.schedule.shuffle
             and not sharded)
 
 
@@ -74,19 +76,14 @@ def collect_batch(s: TrialSettings, policy: Policy, processes: Processes, items:
         raise TrialFailed(f"step {step}: the critic returned a non-finite reward ({all_rewards.tolist()})")
     all_groups = processes.gather(groups.to(device)).cpu()
     all_advantages = group_advantages(all_rewards.cpu(), all_groups, s.advantage_std, s.advantage_eps, s.advantage_clip)
-    all_advantages = s.objective.step_advantages(all_advantages, generator(s.seed, "advantages", step), all_groups)
+
+    def every_check() -> tuple[torch.Tensor, torch.Tensor]:
+        return (processes.gather(scored.scores.to(torch.float32).to(device)).cpu(),
+                processes.gather(scored.mask.to(device)).cpu())
+
+    all_advantages = s.objective.advantages(
+        StepRewards(all_advantages, all_groups, generator(s.seed, "advantages", step), every_check))
     mine = slice(processes.rank * len(prompts), (processes.rank + 1) * len(prompts))
-    if s.objective.per_check_advantages:  # one advantage per (rollout, check) [B, K]
-        all_advantages = s.objective.check_advantages(
-            processes.gather(scored.scores.to(torch.float32).to(device)).cpu(), all_groups,
-            processes.gather(scored.mask.to(device)).cpu(),
-        )
-    weight_maps = s.credit(scored.grads, video, policy.token_grid, scored.mask).to(device)
-    train_weights = None
-    if s.objective.per_check_weights:  # one map per check for one ratio per check
-        maps = s.credit.per_check(scored.grads, video, policy.token_grid, scored.mask).to(device)
-        if maps.shape[1] == scored.mask.shape[1]:
-            maps = maps * scored.mask.to(maps)[..., None, None, None]
-        train_weights = maps.reshape(len(prompts), maps.shape[1], -1)
+    weights = route(s.credit, scored.grads, video, policy.token_grid, scored.mask, s.objective.credit_layout, device)
     return StepBatch(prompts, checks, cond, rollout, video, scored, all_rewards, all_groups,
-                     all_advantages, all_advantages[mine].to(device), weight_maps, train_weights, step)
+                     all_advantages, all_advantages[mine].to(device), weights, step)

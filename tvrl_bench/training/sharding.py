@@ -13,11 +13,12 @@ optimizer is built:
 
 FSDP2 gathers a unit's parameters in the unit's forward pre-hook, so the policy must call the root and every unit
 as modules (`module(...)`): both HunyuanVideo-1.5 policies do through diffusers' forward; the toy policy's lean
-forward reads block weights directly, so sharding switches the toy policy to diffusers' forward (same weights,
-same result to float rounding). Every unit, the root included, reshards after its forward: nothing keeps gathered
-copies between forwards, so optimizer steps and reference swaps (KL, anchor) always act on what the next forward
-gathers. Gradients of sharded parameters are reduce-scattered (averaged) by FSDP itself; checkpoints, parameter
-digests and evaluation are handled by `training/sharded_state.py` and `training/sharded_eval.py`.
+forward reads block weights directly, so its `prepare_for_sharding` hook (the Policy contract's, called before
+sharding) switches it to diffusers' forward (same weights, same result to float rounding). Every unit, the root
+included, reshards after its forward: nothing keeps gathered copies between forwards, so optimizer steps and
+reference swaps (KL, anchor) always act on what the next forward gathers. Gradients of sharded parameters are
+reduce-scattered (averaged) by FSDP itself; checkpoints, parameter digests and evaluation are handled by
+`training/sharded_state.py` and `training/sharded_eval.py`.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from tvrl_bench.config import ConfigError
 from tvrl_bench.registry import register
 
 if TYPE_CHECKING:
+    from tvrl_bench.policies.base import Policy
     from tvrl_bench.training.distributed import Processes
 
 log = logging.getLogger("tvrl_bench.trial")
@@ -156,7 +158,7 @@ def unit_modules(root: torch.nn.Module, settings: ShardingSettings) -> list[tupl
     return found
 
 
-def shard_policy(policy: torch.nn.Module, settings: ShardingSettings | None, processes: Processes) -> bool:
+def shard_policy(policy: Policy, settings: ShardingSettings | None, processes: Processes) -> bool:
     """Shard `policy`'s root in place (call before building the optimizer; its parameters become DTensors).
 
     Returns whether anything was sharded: False when sharding is off or the trial runs on one process.
@@ -170,7 +172,7 @@ def shard_policy(policy: torch.nn.Module, settings: ShardingSettings | None, pro
     if processes.world == 1 and not dist.is_initialized():
         log.info("training.sharding.enabled: one process, nothing to shard")
         return False
-    _call_units_as_modules(policy)
+    policy.prepare_for_sharding()  # every unit reached through its module forward (see module doc)
     # The transformer returns a reshaped (view) tensor; both policies combine it out of place only, which is what
     # this warning asks for, so it would only alarm in every trial log.
     warnings.filterwarnings("ignore", message=r"FSDP2-wrapped module .* returned a view tensor")
@@ -226,14 +228,3 @@ def _torch_fully_shard(root: torch.nn.Module, units: list[tuple[str, torch.nn.Mo
     for _, module in units:
         fully_shard(module, **options)
     fully_shard(root, **options)
-
-
-def _call_units_as_modules(policy: torch.nn.Module) -> None:
-    """Make the policy reach its shard units through their forward: the toy policy's lean forward reads block
-    weights directly (which FSDP keeps sharded), so it switches to diffusers' forward of the same modules."""
-    from tvrl_bench.policies.toy import ToyPolicy
-
-    if isinstance(policy, ToyPolicy) and policy.fast:
-        policy.fast = False
-        log.info("training.sharding: policies.toy.fast is off under FSDP (the lean forward reads block weights "
-                 "directly); the toy policy runs diffusers' forward of the same weights")

@@ -3,9 +3,11 @@
 For every trained transition j and chunk c of rollouts: v = policy.velocity(x_t) with grad, the sampler's
 mean and variance of the step, per-token log-prob of the sampled x_{t-1}, the objective, and backward with
 weight |c| / (B * S_train), so the accumulated gradient is that of the mean over (rollout, transition).
-When the rollout kept its trained steps' graphs (`Rollout.graphs`) and the minibatch is the whole batch, the
-log-probs with gradients are those graphs instead of a recomputed forward (one backward per transition); the
-ratio check then recomputes the first chunk without gradients, so it still compares two separate forwards.
+With a KL term (`Objective.reference` set) the reference's transition mean is computed first, inside
+`reference.context(policy)`. When the rollout kept its trained steps' graphs (`Rollout.graphs`), the minibatch is
+the whole batch and there is no KL term, the log-probs with gradients are those graphs instead of a recomputed
+forward (one backward per transition); the ratio check then recomputes the first chunk without gradients, so it
+still compares two separate forwards.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from typing import Any
 
 import torch
 
+from tvrl_bench.credit.weights import CreditWeights
 from tvrl_bench.objectives.base import Objective
+from tvrl_bench.objectives.reference import Reference
 from tvrl_bench.objectives.losses import gaussian_mean_kl
 from tvrl_bench.policies.base import Policy, index_cond
 from tvrl_bench.samplers.base import Sampler
@@ -36,15 +40,15 @@ def accumulate_policy_gradient(
     cond: Any,
     rows: torch.Tensor,
     advantages: torch.Tensor,
-    weights: torch.Tensor,
+    weights: CreditWeights,
     micro_batch: int,
     check_ratio_tolerance: float | None = None,
     balance: torch.Tensor | None = None,
 ) -> dict[str, float]:
     """Backpropagate the objective over the rollouts `rows` (a minibatch); returns averaged statistics.
 
-    rows[M] indexes the rollout batch; advantages[B] (or [B, K] per check); weights[B, N] (detached, mean 1), or
-    [B, K, N] per-check maps for objectives with one ratio per check (objectives.tvrl_official).
+    rows[M] indexes the rollout batch; advantages[B] (or [B, K] per check) and weights (B rollouts, in the layout
+    the objective's loss takes) as the step collected them.
     check_ratio_tolerance: when not None, the first chunk's recomputed log-probs must equal the rollout's within
     this absolute tolerance (0 = bit-exact) or RatioCheckError is raised before any gradient is used.
     balance: per-step loss factors [S] (Schedule.balance_factors) or None. A positive factor c scales the clipped
@@ -53,27 +57,27 @@ def accumulate_policy_gradient(
     """
     totals: dict[str, float] = defaultdict(float)
     n_rows, n_trained = len(rows), rollout.trained.shape[1]
-    kl_beta = objective.kl_beta
+    reference = objective.reference
     for j in range(n_trained):
         logp_old = rollout.transition(j)[4]
         # a KL term needs the reference's forward before the policy's, so it cannot use the rollout's kept graph
-        kept = kept_log_probs(rollout, j, n_rows) if kl_beta == 0 else None
+        kept = kept_log_probs(rollout, j, n_rows) if reference is None else None
         pending = None  # with a kept graph the chunks share it: one backward for the transition
         for c in chunks(n_rows, micro_batch):
             idx = rows[c]
             check = check_ratio_tolerance if j == 0 and c.start == 0 else None
             if kept is None:
-                logp_new, kl = _recomputed(policy, sampler, objective, rollout, cond, j, idx, check)
+                logp_new, kl = _recomputed(policy, sampler, reference, rollout, cond, j, idx, check)
             else:
                 logp_new, kl = kept[idx], None
                 if check is not None:  # a separate forward, so the check still compares two computations
                     with torch.no_grad():
-                        _recomputed(policy, sampler, objective, rollout, cond, j, idx, check)
-            step_advantages = advantages[idx]
+                        _recomputed(policy, sampler, reference, rollout, cond, j, idx, check)
+            chunk_advantages = advantages[idx]
             if balance is not None:
-                factor = balance.to(step_advantages.device)[rollout.trained[idx, j]]
-                step_advantages = step_advantages * factor.reshape(-1, *[1] * (step_advantages.dim() - 1))
-            loss, stats = objective.loss(logp_new[:, None], logp_old[idx][:, None], step_advantages, weights[idx], kl)
+                factor = balance.to(chunk_advantages.device)[rollout.trained[idx, j]]
+                chunk_advantages = chunk_advantages * factor.reshape(-1, *[1] * (chunk_advantages.dim() - 1))
+            loss, stats = objective.loss(logp_new[:, None], logp_old[idx][:, None], chunk_advantages, weights[idx], kl)
             share = (c.stop - c.start) / (n_rows * n_trained)
             if kept is None:
                 (loss * share).backward()
@@ -99,15 +103,15 @@ def kept_log_probs(rollout: Rollout, j: int, n_rows: int) -> torch.Tensor | None
     return rollout.graphs.pop(step)  # a graph is backpropagated once
 
 
-def _recomputed(policy: Policy, sampler: Sampler, objective: Objective, rollout: Rollout, cond: Any, j: int,
+def _recomputed(policy: Policy, sampler: Sampler, reference: Reference | None, rollout: Rollout, cond: Any, j: int,
                 idx: torch.Tensor, check_ratio_tolerance: float | None) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Trained transition j's per-token log-probs [M, N] for rollouts idx[M], recomputed with gradients, and the
     KL term [M, 1] to the objective's reference (None without one)."""
     x, x_next, sigma, sigma_next, logp_old = rollout.transition(j)
     mean_ref = None
-    if objective.kl_beta > 0:  # before the policy's forward: a reference that swaps weights in place must not
+    if reference is not None:  # before the policy's forward: a reference that swaps weights in place must not
         # touch tensors the policy's graph has saved
-        with torch.no_grad(), objective.reference_context(policy):
+        with torch.no_grad(), reference.context(policy):
             v_ref = policy.velocity(x[idx], sigma[idx], index_cond(cond, idx))
             mean_ref, _ = sampler.transition(x[idx], v_ref, sigma[idx], sigma_next[idx])
     v = policy.velocity(x[idx], sigma[idx], index_cond(cond, idx))

@@ -1,0 +1,28 @@
+"""`operative_params` of a whole trial: the toy profile's params are the ones recorded when they were still read
+from gin's private operative table (toy_operative_params.json), so reading the public operative config string
+changed nothing that MLflow logs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tvrl_bench.config import load_config
+from tvrl_bench.tracking.params import operative_params
+
+RECORDED = Path(__file__).with_name("toy_operative_params.json")
+
+
+def test_the_toy_profile_logs_the_recorded_params():
+    from tvrl_bench.training.trial import TrialSettings
+
+    load_config(["components/profiles/toy.gin"], ["TRAIN_STEPS = 60", "training.trial.steps = %TRAIN_STEPS"])
+    TrialSettings()  # what a trial builds
+    params = operative_params()
+    recorded = json.loads(RECORDED.read_text())
+    recorded["training.trial.steps"] = "%TRAIN_STEPS"  # a macro-bound value is logged as the macro
+    assert params == recorded
+    assert params["training.schedule.sde_window"] == "(0, 2)" and params["policies.toy.train"] == "()"
+    assert params["training.trial.schedule"] == "@training.schedule()"
+    assert params["rewards.toy_oracle.component_values"] == "'soft'"
+    assert not any("TRAIN_STEPS" in key or key.startswith("gin.") for key in params)  # macros are skipped
