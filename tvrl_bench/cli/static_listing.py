@@ -6,7 +6,8 @@ are literals, so the listing (description = first docstring line, parameters wit
 syntax tree. `scan()` returns None when some component is beyond this reading (a constructor inherited from an
 unknown class, a decorator with computed arguments); the caller then imports the modules instead. The result is
 cached (`$XDG_CACHE_HOME/tvrl-bench/`, else ~/.cache/tvrl-bench/) under a hash of the source files' sizes and
-modification times, so it is read again only after a source file changed.
+modification times, so it is read again only after a source file changed. Reading a value (a default, a module
+constant) from the syntax tree is source_values.py.
 """
 
 from __future__ import annotations

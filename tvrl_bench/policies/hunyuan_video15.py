@@ -2,8 +2,8 @@
 
 One job: the Policy methods (encode with a prompt cache, velocity with batched CFG, decode, the LoRA reference).
 Reading the folder is hunyuan_loading.py, LoRA and the trainable parameters lora.py, the text encoders'
-embeddings and the conditioning dict hunyuan_text.py, the per-prompt cache of those embeddings hunyuan_prompt_cache.py, the transformer's t2v call
-hunyuan_forward.py.
+embeddings and the conditioning dict hunyuan_text.py, the per-prompt cache of those embeddings
+hunyuan_prompt_cache.py, the transformer's t2v call hunyuan_forward.py.
 
 Loaded from a diffusers-format folder (`model_index.json`, `transformer/`, `vae/`, `text_encoder/` (Qwen2.5-VL
 text model), `tokenizer/`, `text_encoder_2/` (ByT5 encoder), `tokenizer_2/`, `scheduler/`, `guider/`), i.e. the
@@ -102,7 +102,8 @@ class HunyuanVideo15Policy(Policy):
         self.byt5_max_length = byt5_max_length
         self.prompt_template_crop = prompt_template_crop
         self.text_encoder_offload = text_encoder_offload
-        self.prompt_cache = PromptEmbeddingCache(text_max_length, byt5_max_length, prompt_template_crop, self.torch_dtype)
+        self.prompt_cache = PromptEmbeddingCache(text_max_length, byt5_max_length, prompt_template_crop,
+                                                 self.torch_dtype)
 
         # Sizes are checked from the config files before the (large) weights load.
         sizes = read_sizes(folder, frames, height, width)
@@ -211,7 +212,8 @@ class HunyuanVideo15Policy(Policy):
             text = stack_with_negative(cond)
         reps = 2 if guided else 1
         out = t2v_forward(self.transformer, x.repeat(reps, 1, 1, 1, 1), sigma.repeat(reps), text, self.torch_dtype,
-                          self.num_train_timesteps, self.vision_num_semantic_tokens, self.image_embed_dim).to(torch.float32)
+                          self.num_train_timesteps, self.vision_num_semantic_tokens,
+                          self.image_embed_dim).to(torch.float32)
         if not guided:
             return out
         v_cond, v_uncond = out[:b], out[b:]

@@ -8,9 +8,8 @@ from tvrl_bench.report.stats import DeltaStat, ValueStat
 from tvrl_bench.report.table_result import Blank, Cell, Column, Count, Interval, Missing, Number, TableResult
 
 
-
 def csv_columns(column: Column) -> list[str]:
-    """The CSV columns one table column becomes (see the module docstring)."""
+    """The CSV columns one table column becomes (see report/render.py's docstring)."""
     label = column.label
     if column.kind == "value":
         return [label, f"{label} n", f"{label} std"]

@@ -10,6 +10,8 @@ other trials go on.
 Stopping: SIGTERM, SIGINT or SIGHUP is forwarded to the running trials, which checkpoint at their next step
 boundary and mark their runs KILLED; no new trial starts; the parent run is marked KILLED and a rerun resumes.
 A second signal is forwarded again (the trials then stop without waiting for the step to end).
+The options and the summary are outcome.py, the signal handling stop_request.py, the failures on record
+failures.py.
 """
 
 from __future__ import annotations

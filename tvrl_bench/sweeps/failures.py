@@ -17,7 +17,7 @@ log = logging.getLogger("tvrl_bench.sweeps")
 
 
 def record_failure(spec: TrialSpec, tracker: StudyTracker, options: SweepOptions, attempt: int, code: int,
-                    out: Path, study: Study, summary: SweepSummary) -> None:
+                   out: Path, study: Study, summary: SweepSummary) -> None:
     """Count the trial FAILED, keep its error line, and make sure a FAILED run of it exists for the report."""
     log_path = Path(log_file(out / "logs" / study.name, spec.key, attempt))
     error = last_error_line(log_path) or f"the trial process exited with code {code}"

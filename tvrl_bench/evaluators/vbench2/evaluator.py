@@ -1,7 +1,7 @@
 """The VBench-2.0 evaluator: writes videos the way VBench-2.0 names them, runs each dimension in VBench-2.0's own
 environment, and aggregates its 18 dimensions into the 5 categories and Overall.
 
-One evaluation (see vbench2_layout, vbench2_runner, vbench2_results):
+One evaluation (see layout.py, runner.py and results.py beside it):
 1. video i of the batch becomes sample k of its VBench-2.0 prompt (k counts earlier videos of the same prompt)
    and is written once as `<work>/samples/<prompt[:180]>-<k>.mp4`, then linked into
    `<work>/videos/<run>/<Dimension>/` for every dimension of its prompt that reads it (3 samples; 20 Diversity);
