@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from tests.rewards import tiny_qwen
-from tvrl_bench.rewards.qwen.video import preprocess_video, preprocess_videos, resized_size, sample_frame_indices
+from tvrl_bench.rewards.qwen.video import preprocess_video, preprocess_videos
+from tvrl_bench.rewards.qwen.video_sampling import resized_size, sample_frame_indices
 from tvrl_bench.rewards.qwen.video_settings import QwenVideoSettings
 
 VIDEO_FPS = 4.0

@@ -14,7 +14,9 @@ shared `rewards.qwen_inputs` settings (rewards/qwen/inputs.py). Pairs are scored
 padded on `padding_side`; position ids (M-RoPE) come from the model's own code through `mm_token_type_ids`. With
 `recompute_in_backward`, each batch's forward is checkpointed: only the batch's video is kept and the forward is
 recomputed during the backward pass, so the memory held until backward is one batch's activations, not all P
-pairs'. Scores with gradient maps, per check or from one joint prompt per video, are in rewards/qwen/maps.py.
+pairs'. The critic's collaborators: the chat texts (`answer_prompts.AnswerPrompts`), the model inputs
+(`prompt_encoder.VideoPromptEncoder`), the teacher-forced forward (`answer_scorer.AnswerScorer`) and scores with
+gradient maps, per check or from one joint prompt per video (`maps.ScoreMaps`).
 """
 
 from __future__ import annotations
@@ -27,28 +29,18 @@ from torch.utils.checkpoint import checkpoint
 
 from tvrl_bench.registry import register
 from tvrl_bench.rewards.base import Reward
-from tvrl_bench.rewards.qwen import maps
-from tvrl_bench.rewards.qwen.chat import render_prompt
+from tvrl_bench.rewards.qwen.answer_prompts import AnswerPrompts
+from tvrl_bench.rewards.qwen.answer_scorer import SCORE_TYPES, AnswerScorer
 from tvrl_bench.rewards.qwen.inputs import QwenInputs, resolve_inputs
-from tvrl_bench.rewards.qwen.joint import (
-    DEFAULT_JOINT_TEMPLATE,
-    answer_token_positions,
-    check_joint_template,
-    joint_answer,
-    joint_question,
-)
-from tvrl_bench.rewards.qwen.layout import (
-    QwenVisionTokens,
-    layout_texts,
-    mm_token_type_ids,
-    pad_sequences,
-    tokenize_texts,
-)
+from tvrl_bench.rewards.qwen.joint import DEFAULT_JOINT_TEMPLATE, check_joint_template
+from tvrl_bench.rewards.qwen.layout import QwenVisionTokens
 from tvrl_bench.rewards.qwen.loading import load_qwen_vl
-from tvrl_bench.rewards.qwen.video import QwenVideoInputs, preprocess_videos, sample_frame_indices
+from tvrl_bench.rewards.qwen.maps import ScoreMaps
+from tvrl_bench.rewards.qwen.prompt_encoder import VideoPromptEncoder
+from tvrl_bench.rewards.qwen.video import QwenVideoInputs
+from tvrl_bench.rewards.qwen.video_sampling import sample_frame_indices
 from tvrl_bench.rewards.qwen.video_settings import QwenVideoSettings
 
-SCORE_TYPES = ("log_prob", "prob")
 DEFAULT_QUESTION_TEMPLATE = "{question} Please answer Yes or No."
 PROMPT_MODES = ("per_check", "joint")
 
@@ -111,7 +103,10 @@ class QwenVLAnswerLikelihood(Reward):
         self.video_settings = self.inputs.video_settings(QwenVideoSettings.from_processor(processor.video_processor))
         self.tokens = QwenVisionTokens.from_processor(processor)
         self.answer = answer
-        self.answer_ids = list(processor.tokenizer(answer, add_special_tokens=False)["input_ids"])
+        self.answer_prompts = AnswerPrompts(
+            processor, self.tokens.video_token, answer, question_template, joint_template, system_prompt
+        )
+        self.answer_ids = self.answer_prompts.answer_ids
         if not self.answer_ids:
             raise ValueError(f"rewards.qwen_vl.answer={answer!r} has no tokens")
         self.score_type = score_type
@@ -123,13 +118,18 @@ class QwenVLAnswerLikelihood(Reward):
         self.recompute_in_backward = self.inputs.recompute_in_backward
         self.prompt_mode = prompt_mode
         self.joint_template = joint_template
+        self.encoder = VideoPromptEncoder(
+            processor.tokenizer, self.tokens, self.video_settings, self.video_fps, self.padding_side,
+            seconds_per_grid=model_type == "qwen2_5_vl",
+        )
+        self.scorer = AnswerScorer(model, self.encoder, score_type)
+        self.maps = ScoreMaps(self.scorer, self.encoder, self.answer_prompts, self.scores_jointly, self.batch_size)
         # Declared preprocessing: frames sampled (None: by fps), fps sampled at, size chosen per input by
         # smart_resize within [min_pixels, max_pixels] (see video_settings), hence None here.
         s = self.video_settings
         self.frames = s.num_frames if s.do_sample_frames else None
         self.fps = s.fps if s.do_sample_frames and s.num_frames is None else None
         self.size = None
-        self._prompt_cache: dict[tuple[str, str], str] = {}
         self.freeze()
 
     @property
@@ -142,16 +142,12 @@ class QwenVLAnswerLikelihood(Reward):
 
     def joint_text(self, prompt: str, checks: list[str]) -> tuple[str, list[int], list[int]]:
         """(chat text, reference answer ids, index in those ids of each check's value token) for one video."""
-        user = joint_question(checks, prompt, self.joint_template)
-        text = render_prompt(self.processor, user, self.system_prompt)
-        answer, starts = joint_answer(len(checks), self.answer)
-        ids, positions = answer_token_positions(self.processor.tokenizer, answer, starts)
-        return text, ids, positions
+        return self.answer_prompts.joint_text(prompt, checks)
 
     def score_with_maps(self, video, prompts, checks, space):
         """(scores[B, K], maps or None) for video[B, F, 3, H, W]: per-check or joint scoring, maps w.r.t. the
         pixels ([B, K, F, H, W]) or the critic's patches ([B, K, Tc, Hc, Wc]); rewards/qwen/maps.py."""
-        return maps.score_with_maps(self, video, prompts, checks, space)
+        return self.maps(video, prompts, self.questions(checks), space)
 
     def score(self, video, prompts, checks):
         """Scores [B, K]; in joint mode from one joint sequence per video (detached: use score_with_maps for maps)."""
@@ -165,67 +161,21 @@ class QwenVLAnswerLikelihood(Reward):
 
     def prompt_text(self, prompt: str, question: str) -> str:
         """The rendered chat text (one video token) for a pair, before the video tokens are expanded."""
-        key = (prompt, question)
-        if key not in self._prompt_cache:
-            user_text = self.question_template.format(question=question, prompt=prompt)
-            text = render_prompt(self.processor, user_text, self.system_prompt)
-            if text.count(self.tokens.video_token) != 1:
-                raise ValueError(
-                    f"the chat template of this checkpoint wrote {text.count(self.tokens.video_token)} "
-                    f"'{self.tokens.video_token}' tokens for one video; expected exactly one"
-                )
-            self._prompt_cache[key] = text
-        return self._prompt_cache[key]
+        return self.answer_prompts.pair_text(prompt, question)
 
     def model_inputs(self, videos: torch.Tensor, texts: list[str]) -> tuple[dict[str, Any], torch.Tensor]:
         """Model keyword arguments for videos[b, F, 3, H, W] and their chat texts, with the answer appended.
 
         Returns (kwargs for `model.model(...)`, prompt lengths [b] in tokens, before the answer).
         """
-        inputs = preprocess_videos(videos, self.video_settings, self.video_fps)
-        laid_out = layout_texts(texts, inputs, self.video_settings, self.tokens)
-        prompt_ids = tokenize_texts(self.processor.tokenizer, laid_out)
-        input_ids, attention_mask = pad_sequences(
-            [ids + self.answer_ids for ids in prompt_ids], self.tokens.pad_token_id, self.padding_side
-        )
-        kwargs = self.forward_kwargs(input_ids, attention_mask, inputs)
-        return kwargs, torch.tensor([len(ids) for ids in prompt_ids])
+        return self.encoder.model_inputs(videos, texts, self.answer_ids, self.device)
 
     def forward_kwargs(
         self, input_ids: torch.Tensor, attention_mask: torch.Tensor, inputs: QwenVideoInputs
     ) -> dict[str, Any]:
         """The model's keyword inputs for padded input_ids[b, L] and attention_mask[b, L] with the preprocessed
         videos `inputs` (pixel values, grid sizes and, for Qwen2.5-VL, seconds per temporal patch)."""
-        device = self.device
-        kwargs: dict[str, Any] = {
-            "input_ids": input_ids.to(device),
-            "attention_mask": attention_mask.to(device),
-            "mm_token_type_ids": mm_token_type_ids(input_ids, self.tokens).to(device),
-            "pixel_values_videos": inputs.pixel_values_videos,
-            "video_grid_thw": inputs.video_grid_thw.to(device),
-            "use_cache": False,
-        }
-        if self.model_type == "qwen2_5_vl":
-            kwargs["second_per_grid_ts"] = torch.tensor(
-                inputs.second_per_grid_ts(self.video_settings.temporal_patch_size), device=device
-            )
-        return kwargs
-
-    def _score_batch(self, videos: torch.Tensor, texts: list[str]) -> torch.Tensor:
-        """Scores [b] (float32) for videos[b, F, 3, H, W] on the model's device and their chat texts."""
-        kwargs, prompt_lengths = self.model_inputs(videos, texts)
-        hidden = self.model.model(**kwargs).last_hidden_state  # [b, L, D]
-        b, length = kwargs["input_ids"].shape
-        n_answer = len(self.answer_ids)
-        ends = torch.full((b,), length) if self.padding_side == "left" else prompt_lengths + n_answer
-        # Hidden state at position j predicts token j + 1: the answer's tokens are predicted from the n_answer
-        # positions before each sequence's end.
-        positions = (ends[:, None] - n_answer - 1 + torch.arange(n_answer)[None, :]).to(hidden.device)
-        picked = hidden[torch.arange(b, device=hidden.device)[:, None], positions]  # [b, A, D]
-        log_probs = torch.log_softmax(self.model.lm_head(picked).float(), dim=-1)
-        target = torch.tensor(self.answer_ids, device=hidden.device)[None, :, None].expand(b, -1, 1)
-        total = log_probs.gather(-1, target).squeeze(-1).sum(-1)
-        return total.exp() if self.score_type == "prob" else total
+        return self.encoder.forward_kwargs(input_ids, attention_mask, inputs, self.device)
 
     def score_pairs(self, videos: torch.Tensor, prompts: list[str], questions: list[str]) -> torch.Tensor:
         """Scores [P] for videos[P, F, 3, H, W] in [0, 1]: log p(answer | video_p, question_p) (or p).
@@ -247,7 +197,8 @@ class QwenVLAnswerLikelihood(Reward):
             chunk = on_device[start : start + self.batch_size]
             chunk_texts = texts[start : start + self.batch_size]
             if recompute:
-                scores.append(checkpoint(self._score_batch, chunk, chunk_texts, use_reentrant=False))
+                scores.append(checkpoint(self.scorer.answer_scores, chunk, chunk_texts, self.answer_ids,
+                                         use_reentrant=False))
             else:
-                scores.append(self._score_batch(chunk, chunk_texts))
+                scores.append(self.scorer.answer_scores(chunk, chunk_texts, self.answer_ids))
         return torch.cat(scores).to(videos.device)

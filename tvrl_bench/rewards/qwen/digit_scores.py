@@ -18,9 +18,10 @@ Earlier slots (k' < k) must hold some digits before slot k is read. `context = "
 decoding would (the argmax over the allowed digit tokens, found by extra forward passes without gradients, once
 per digit); an integer `context = c` fills every earlier slot with c (no extra passes). Digits chosen greedily
 are constants: gradients flow through the read positions' logits only. The sequences are planned in
-rewards/qwen/teacher_forcing.py.
+rewards/qwen/teacher_forcing.py and built by `digit_sequences.DigitSequenceBuilder`; the chat texts are
+`digit_prompts.DigitPrompts`, the digit logits and scores `digit_reader.DigitReader`.
 
-Vision input, two published ways (`vision`, rewards/qwen/digit_vision.py):
+Vision input, two published ways (`vision`, rewards/qwen/digit_vision.py: `VideoVision`, `ImageVision`):
 - "video": qwen-vl-utils' `fetch_video` rules (`qwen_vl_utils_video.QwenVLUtilsVideo`: frames by fps or count,
   uniform indices, smart_resize with factor = patch * merge and its pixel budget), then the checkpoint's video
   processor's normalisation and patchify, one `<|video_pad|>` block (Qwen2.5-VL: `second_per_grid_ts =
@@ -44,21 +45,15 @@ from torch.utils.checkpoint import checkpoint
 
 from tvrl_bench.rewards.base import Reward
 from tvrl_bench.rewards.qwen import digit_vision
-from tvrl_bench.rewards.qwen.chat import render_images_prompt, render_prompt
-from tvrl_bench.rewards.qwen.digit_vision import VISION_MODES, select_vision
+from tvrl_bench.rewards.qwen.digit_prompts import DigitPrompts
+from tvrl_bench.rewards.qwen.digit_reader import SCORE_TYPES, DigitReader
+from tvrl_bench.rewards.qwen.digit_sequences import DigitSequenceBuilder
+from tvrl_bench.rewards.qwen.digit_vision import VISION_MODES, ImageVision, VideoVision
 from tvrl_bench.rewards.qwen.inputs import QwenInputs, resolve_inputs
-from tvrl_bench.rewards.qwen.layout import (
-    QwenVisionTokens,
-    expand_video_tokens,
-    mm_token_type_ids,
-    pad_sequences,
-    tokenize_texts,
-)
+from tvrl_bench.rewards.qwen.layout import QwenVisionTokens
 from tvrl_bench.rewards.qwen.loading import load_qwen_vl
-from tvrl_bench.rewards.qwen.teacher_forcing import AnswerTemplate, DigitTokens, PairSequence, plan, run_plans
+from tvrl_bench.rewards.qwen.teacher_forcing import AnswerTemplate, DigitTokens, PairSequence
 from tvrl_bench.rewards.qwen.video_settings import QwenVideoSettings
-
-SCORE_TYPES = ("expected", "max_normed")
 
 
 def _check_parameters(name: str, prompt_template: str, digits: tuple[int, int], decimal_places: int,
@@ -139,11 +134,18 @@ class QwenDigitScoreCritic(Reward):
                 self.inputs, self.video_settings.factor, count_rounding, max_total_tokens
             )
             self.frames, self.fps = self.video_rules.nframes, self.video_rules.fps
+            self.vision_input = VideoVision(self.video_rules, self.video_settings, self.video_fps, self.tokens,
+                                            seconds_per_grid=model_type == "qwen2_5_vl", rope_fps=rope_fps)
         else:
             self.image_settings = digit_vision.image_settings(processor.image_processor, self.inputs)
             self.frames, self.fps = self.num_images, None
+            self.vision_input = ImageVision(self.image_settings, self.num_images, self.tokens)
         self.size = None
-        self._prompt_cache: dict[str, str] = {}
+        self.digit_prompts = DigitPrompts(processor, prompt_template, system_prompt, self.vision_input.token,
+                                          None if vision == "video" else self.num_images, self.template.segments[0])
+        self.reader = DigitReader(model, self.tokens, self.digits, self.padding_side, score_type)
+        self.sequences = DigitSequenceBuilder(self.vision_input, self.digit_prompts, self.reader, self.template,
+                                              self.digits, context, self.decimal_places)
         self.freeze()
 
     @property
@@ -153,93 +155,23 @@ class QwenDigitScoreCritic(Reward):
     def prompt_text(self, prompt: str) -> str:
         """The chat text for a video and its generation prompt (one vision placeholder per video / image), ending
         with the generation prompt of the assistant turn."""
-        if prompt not in self._prompt_cache:
-            user_text = self.prompt_template.format(prompt=prompt)
-            if self.vision == "video":
-                text = render_prompt(self.processor, user_text, self.system_prompt)
-            else:
-                text = render_images_prompt(self.processor, self.num_images, user_text, self.system_prompt)
-            token = self.tokens.video_token if self.vision == "video" else self.tokens.image_token
-            expected = 1 if self.vision == "video" else self.num_images
-            if text.count(token) != expected:
-                raise ValueError(f"the chat template wrote {text.count(token)} '{token}' tokens; expected {expected}")
-            self._prompt_cache[prompt] = text
-        return self._prompt_cache[prompt]
+        return self.digit_prompts.text(prompt)
 
     def vision_inputs(self, videos: torch.Tensor) -> tuple[dict[str, torch.Tensor], list[list[str]]]:
         """(model keyword arguments for videos[b, F, 3, H, W], per video the texts replacing its placeholders)."""
-        return digit_vision.vision_inputs(self, videos)
-
-    def _prefix_ids(self, texts: list[str], placeholders: list[list[str]]) -> list[list[int]]:
-        """Token ids of each chat text + the answer's first segment, with the vision placeholders expanded."""
-        token = self.tokens.video_token if self.vision == "video" else self.tokens.image_token
-        laid_out = expand_video_tokens(texts, [ph for per_video in placeholders for ph in per_video], token)
-        return tokenize_texts(self.processor.tokenizer, [t + self.template.segments[0] for t in laid_out])
+        return self.vision_input.encode(videos, self.device)
 
     def build_sequences(
         self, videos: torch.Tensor, prompts: list[str], questions: list[str]
     ) -> list[PairSequence]:
         """Teacher-forced token ids and read positions for videos[b, F, 3, H, W] and their prompts and score
         names (no gradients; greedy digits resolved by forward passes over the pairs still waiting)."""
-        with torch.no_grad():
-            vision, placeholders = self.vision_inputs(videos.detach())
-            prefix = self._prefix_ids([self.prompt_text(p) for p in prompts], placeholders)
-            slots = [self.template.slots.index(q) for q in questions]
-            pairs = [PairSequence(ids, plan(self.digits, slot, self.context, self.decimal_places), [])
-                     for ids, slot in zip(prefix, slots)]
-
-            def greedy(waiting: list[int], kinds: list[str]) -> list[int]:
-                logits = self._digit_logits(
-                    select_vision(vision, waiting, self.vision, self.num_images), [pairs[i].ids for i in waiting],
-                    [[len(pairs[i].ids) - 1] for i in waiting], kinds,
-                )
-                return [self.digits.ids(kind)[int(row[0].argmax())] for kind, row in zip(kinds, logits)]
-
-            return run_plans(pairs, greedy)
-
-    def _digit_logits(
-        self, vision: dict[str, torch.Tensor], sequences: list[list[int]], positions: list[list[int]],
-        kinds: list[str] | list[list[str]],
-    ) -> list[list[torch.Tensor]]:
-        """Per sequence, per read position, the float32 logits [n_digits] of the digit tokens (one forward)."""
-        input_ids, attention_mask = pad_sequences(sequences, self.tokens.pad_token_id, self.padding_side)
-        device = self.device
-        kwargs = {
-            "input_ids": input_ids.to(device),
-            "attention_mask": attention_mask.to(device),
-            "mm_token_type_ids": mm_token_type_ids(input_ids, self.tokens).to(device),
-            "use_cache": False,
-            **vision,
-        }
-        hidden = self.model.model(**kwargs).last_hidden_state  # [b, L, D]
-        length = input_ids.shape[1]
-        out = []
-        for row, (seq, pos, kind) in enumerate(zip(sequences, positions, kinds)):
-            offset = length - len(seq) if self.padding_side == "left" else 0
-            picked = hidden[row, torch.tensor(pos, device=hidden.device) + offset]  # [R, D]
-            row_kinds = [kind] * len(pos) if isinstance(kind, str) else kind
-            logits = self.model.lm_head(picked).float()
-            out.append([logits[r, self.digits.ids(k)] for r, k in enumerate(row_kinds)])
-        return out
-
-    def _expected(self, logits: torch.Tensor, kind: str) -> torch.Tensor:
-        """The score read from one position's digit logits[n_digits]: expected digit (or best digit x its prob)."""
-        values = torch.tensor(self.digits.values(kind), dtype=logits.dtype, device=logits.device)
-        probs = torch.softmax(logits, dim=-1)
-        if self.score_type == "max_normed":
-            best = probs.argmax()
-            return values[best] * probs[best]
-        return (probs * values).sum()
+        return self.sequences.build(videos, prompts, questions)
 
     def _score_batch(self, videos: torch.Tensor, sequences: list[list[int]], reads: list[list[tuple]]) -> torch.Tensor:
         """Scores [b] (float32) of pairs whose token sequences and read positions are known. Differentiable."""
         vision, _ = self.vision_inputs(videos)
-        logits = self._digit_logits(vision, sequences, [[r[0] for r in rs] for rs in reads],
-                                    [[r[1] for r in rs] for rs in reads])
-        scores = []
-        for row_logits, rs in zip(logits, reads):
-            scores.append(sum(w * self._expected(row_logits[i], kind) for i, (_, kind, w) in enumerate(rs)))
-        return torch.stack(scores)
+        return self.reader.scores(vision, sequences, reads)
 
     def score_pairs(self, videos: torch.Tensor, prompts: list[str], questions: list[str]) -> torch.Tensor:
         """Scores [P] for videos[P, F, 3, H, W] in [0, 1]: the expected digit score of each pair's dimension.

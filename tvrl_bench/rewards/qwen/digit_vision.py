@@ -1,21 +1,20 @@
 """Vision input of the digit-score critics (rewards/qwen/digit_scores.py): a video by qwen-vl-utils' rules (one
-`<|video_pad|>` block) or frames as separate images (one `<|image_pad|>` block each), as model keyword arguments
-and the prompt text that replaces each vision placeholder."""
+`<|video_pad|>` block, `VideoVision`) or frames as separate images (one `<|image_pad|>` block each,
+`ImageVision`), as model keyword arguments and the prompt text that replaces each vision placeholder. Both share
+one interface: `token` (the placeholder the chat template writes), `per_video` (placeholders per video),
+`encode(videos, device)` and `select(vision, rows)`."""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
 from tvrl_bench.rewards.qwen.inputs import QwenInputs
-from tvrl_bench.rewards.qwen.layout import layout_texts
+from tvrl_bench.rewards.qwen.layout import QwenVisionTokens, layout_texts
 from tvrl_bench.rewards.qwen.preprocess_video import QwenVLUtilsVideo, preprocess_videos, sample_images
 from tvrl_bench.rewards.qwen.video_settings import QwenVideoSettings, image_settings_from_processor
-
-if TYPE_CHECKING:
-    from tvrl_bench.rewards.qwen.digit_scores import QwenDigitScoreCritic
 
 VISION_MODES = ("video", "images")
 REFERENCE_FPS = 2.0  # qwen-vl-utils' sampling rate in the references (VideoScore2's infer_fps)
@@ -38,40 +37,94 @@ def image_settings(image_processor: Any, inputs: QwenInputs) -> QwenVideoSetting
     return replace(image_settings_from_processor(image_processor), **budget)
 
 
-def vision_inputs(
-    critic: QwenDigitScoreCritic, videos: torch.Tensor
-) -> tuple[dict[str, torch.Tensor], list[list[str]]]:
-    """(model keyword arguments for videos[b, F, 3, H, W] in [0, 1], per video the texts replacing its
-    placeholders: one for "video", `num_images` for "images"). Differentiable w.r.t. `videos`."""
-    device, tokens = critic.device, critic.tokens
-    if critic.vision == "video":
-        settings = critic.video_settings
-        inputs = preprocess_videos(videos, critic.video_rules, settings, critic.video_fps)
+class VideoVision:
+    """A video by qwen-vl-utils' rules: one `<|video_pad|>` block per video (`per_video` = 1 placeholder)."""
+
+    per_video = 1
+
+    def __init__(
+        self,
+        rules: QwenVLUtilsVideo,
+        settings: QwenVideoSettings,
+        video_fps: float,
+        tokens: QwenVisionTokens,
+        seconds_per_grid: bool,
+        rope_fps: float | None,
+    ) -> None:
+        """
+        Args:
+            rules: qwen-vl-utils' frame sampling and resize (`video_rules`).
+            settings: the checkpoint's video processor settings (normalisation, patchify, token layout).
+            video_fps: frame rate of the videos received.
+            tokens: the tokenizer's vision tokens.
+            seconds_per_grid: pass `second_per_grid_ts` (Qwen2.5-VL's rope input).
+            rope_fps: the fps behind `second_per_grid_ts = temporal_patch_size / rope_fps`; None: the sampled fps.
+        """
+        self.rules = rules
+        self.settings = settings
+        self.video_fps = video_fps
+        self.tokens = tokens
+        self.seconds_per_grid = seconds_per_grid
+        self.rope_fps = rope_fps
+        self.token = tokens.video_token
+
+    def encode(self, videos: torch.Tensor, device: torch.device) -> tuple[dict[str, torch.Tensor], list[list[str]]]:
+        """(model keyword arguments for videos[b, F, 3, H, W] in [0, 1], per video the one text replacing its
+        placeholder). Differentiable w.r.t. `videos`."""
+        settings, tokens = self.settings, self.tokens
+        inputs = preprocess_videos(videos, self.rules, settings, self.video_fps)
         texts = layout_texts([tokens.video_token] * len(videos), inputs, settings, tokens)
         kwargs = {"pixel_values_videos": inputs.pixel_values_videos,
                   "video_grid_thw": inputs.video_grid_thw.to(device)}
-        if critic.model_type == "qwen2_5_vl":
+        if self.seconds_per_grid:
             tps = settings.temporal_patch_size
-            seconds = ([tps / critic.rope_fps] * len(videos) if critic.rope_fps is not None
+            seconds = ([tps / self.rope_fps] * len(videos) if self.rope_fps is not None
                        else inputs.second_per_grid_ts(tps))
             kwargs["second_per_grid_ts"] = torch.tensor(seconds, device=device)
         return kwargs, [[t] for t in texts]
-    pixels, grids, placeholders = [], [], []
-    merge = critic.image_settings.merge_size ** 2
-    for video in videos:
-        p, g = sample_images(video, critic.num_images, critic.image_settings)
-        pixels.append(p)
-        grids.append(g)
-        placeholders.append([tokens.image_token * (t * h * w // merge) for t, h, w in g.tolist()])
-    return {"pixel_values": torch.cat(pixels), "image_grid_thw": torch.cat(grids).to(device)}, placeholders
+
+    def select(self, vision: dict[str, torch.Tensor], rows: list[int]) -> dict[str, torch.Tensor]:
+        """`encode`'s keyword arguments restricted to the videos `rows` (see `select_vision`)."""
+        return select_vision(vision, rows, "video", 1)
+
+
+class ImageVision:
+    """A video as `num_images` separate frames, one `<|image_pad|>` block each (`per_video` placeholders)."""
+
+    def __init__(self, settings: QwenVideoSettings, num_images: int, tokens: QwenVisionTokens) -> None:
+        """
+        Args:
+            settings: the image processor's settings (`image_settings`).
+            num_images: frames taken per video, at indices int(i * total / num_images).
+            tokens: the tokenizer's vision tokens.
+        """
+        self.settings = settings
+        self.per_video = num_images
+        self.token = tokens.image_token
+
+    def encode(self, videos: torch.Tensor, device: torch.device) -> tuple[dict[str, torch.Tensor], list[list[str]]]:
+        """(model keyword arguments for videos[b, F, 3, H, W] in [0, 1]: pixel_values [N, D] and image_grid_thw
+        [b * num_images, 3], per video the `num_images` texts replacing its placeholders). Differentiable."""
+        pixels, grids, placeholders = [], [], []
+        merge = self.settings.merge_size ** 2
+        for video in videos:
+            p, g = sample_images(video, self.per_video, self.settings)
+            pixels.append(p)
+            grids.append(g)
+            placeholders.append([self.token * (t * h * w // merge) for t, h, w in g.tolist()])
+        return {"pixel_values": torch.cat(pixels), "image_grid_thw": torch.cat(grids).to(device)}, placeholders
+
+    def select(self, vision: dict[str, torch.Tensor], rows: list[int]) -> dict[str, torch.Tensor]:
+        """`encode`'s keyword arguments restricted to the videos `rows` (see `select_vision`)."""
+        return select_vision(vision, rows, "images", self.per_video)
 
 
 def select_vision(vision: dict[str, torch.Tensor], rows: list[int], mode: str, num_images: int) -> dict:
     """The vision inputs of a subset of a batch's videos (rows), for a forward over those pairs only.
 
-    `vision` is `vision_inputs`' keyword arguments for the batch: pixel values [N, D] of all its videos (or images,
-    `num_images` per video) concatenated, grid_thw [V, 3] one row per video (image), and for Qwen2.5-VL video
-    input second_per_grid_ts [b].
+    `vision` is the `encode` keyword arguments of a batch (`VideoVision`, `ImageVision`): pixel values [N, D] of
+    all its videos (or images, `num_images` per video) concatenated, grid_thw [V, 3] one row per video (image),
+    and for Qwen2.5-VL video input second_per_grid_ts [b].
     """
     if mode == "video":
         grid_key, pixel_key, per_video = "video_grid_thw", "pixel_values_videos", 1

@@ -14,7 +14,7 @@ model inputs differentiably:
   `"floor"` (qwen-vl-utils >= 0.0.11, used by VideoScore2) floors after capping at the video length. The newer
   release also caps max_pixels by `total_pixels / n * 2`.
 - `sample_images` (a video fed as separate images, UnifiedReward-2.0's pointwise video scoring): `n` frames at
-  indices `int(i * total / n)`, each resized like an image by the processor (`qwen_video.resized_size` with a
+  indices `int(i * total / n)`, each resized like an image by the processor (`video_sampling.resized_size` with a
   per-image pixel budget) and patchified as a one-frame image (repeated to the temporal patch size).
 
 Frames are float in [0, 1]; the references read uint8 frames and resize them with torchvision's uint8 kernel, which
@@ -37,8 +37,8 @@ from tvrl_bench.rewards.qwen.video import (
     normalize_frames,
     patchify,
     resize_frames,
-    resized_size,
 )
+from tvrl_bench.rewards.qwen.video_sampling import resized_size
 
 FRAME_FACTOR = 2
 COUNT_ROUNDINGS = ("round", "floor")
