@@ -132,7 +132,7 @@ def full_size_step(processes: Processes, sharding, device: str) -> None:
             p.to_local().normal_(0, 0.02)
         for b in holder.transformer.buffers():
             b.zero_()
-    optimizer = MuonWithAdamW(holder.transformer.parameters(), lr=1e-5)
+    optimizer = MuonWithAdamW(holder.transformer.parameters(), lr=1e-5, weight_decay=0.01, betas=(0.95, 0.95))
     config = holder.transformer.config
     t, h, w = 21, 22, 39  # 81 frames of 352 x 624 through the VAE's 4x16x16 compression
     kw = {"device": device, "dtype": torch.bfloat16}

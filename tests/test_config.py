@@ -108,3 +108,77 @@ def test_config_text_reparses_to_the_same_config(tmp_path):
     gin.clear_config()
     gin.parse_config(loaded.config_text())
     assert gin.config_str() == first
+
+
+def test_operative_bindings_complete_selectors_and_keep_values_and_macros():
+    from tvrl_bench.config.operative import MACRO, OperativeBinding, operative_bindings
+
+    load_config([], ["STEPS = 7", "samplers.flow.a = %STEPS", "credit.window.combine = 'max'"])
+    registry.get("samplers.flow").target()
+    registry.get("credit.window").target()
+    found = operative_bindings()
+    assert OperativeBinding("STEPS", MACRO, "value", 7) in found  # a macro: its name is the scope
+    values = {(b.selector, b.param): b.value for b in found}
+    assert values[("credit.window", "combine")] == "max" and values[("credit.window", "k")] == 3
+    assert str(values[("samplers.flow", "a")]) == "%STEPS"  # the reference, as gin recorded it
+    assert not any(b.selector.startswith("samplers.sage") for b in found)  # bound, but nothing built it
+
+
+@gin.configurable("no_parameters", module="tests_config")
+def no_parameters():
+    """A configurable without parameters: gin records its call with a header only."""
+
+
+def test_called_configurables_include_scoped_ones_and_those_without_parameters():
+    from tvrl_bench.config.operative import MACRO, called_configurables
+
+    load_config([], ["STEPS = 7", "samplers.flow.a = %STEPS"])
+    registry.get("samplers.flow").target()
+    no_parameters()
+    with gin.config_scope("inner"):
+        no_parameters()
+    assert sorted(called_configurables()) == [
+        ("", "samplers.flow"), ("", "tests_config.no_parameters"), ("STEPS", MACRO),
+        ("inner", "tests_config.no_parameters"),
+    ]
+
+
+def test_a_binding_its_caller_overrode_still_counts_as_used(tmp_path):
+    """Used means the component was built (gin leaves the overridden value out of the operative config)."""
+    import inspect
+
+    flow = registry.get("samplers.flow").target
+    loaded = load_config([write(tmp_path / "trial.gin", "samplers.flow.a = 0.5\n")])
+    flow(**{name: p.default for name, p in inspect.signature(flow).parameters.items()})  # every value by the caller
+    assert "# None." in gin.operative_config_str()
+    assert check_unused(loaded) is None
+
+
+def test_operative_bindings_skip_the_configs_import_statements(tmp_path):
+    from tvrl_bench.config.operative import operative_bindings
+
+    load_config([write(tmp_path / "trial.gin", "import json\ncredit.window.k = 5\n")])
+    registry.get("credit.window").target()
+    assert gin.operative_config_str().startswith("import json")
+    assert ("credit.window", "k", 5) in [(b.selector, b.param, b.value) for b in operative_bindings()]
+
+
+def test_every_component_default_is_a_gin_literal():
+    """`operative_bindings` reads the operative config back from gin's text, which leaves out a value it cannot
+    write as a literal: every default of a component must be one, or its operative param would go missing."""
+    import inspect
+
+    registry.import_components()
+    found = []
+    for component in registry.components():
+        fn = component.target.__init__ if inspect.isclass(component.target) else component.target
+        for name, p in inspect.signature(fn).parameters.items():
+            if p.default is inspect.Parameter.empty:
+                continue
+            try:
+                literal = gin.config.parse_value(repr(p.default)) == p.default
+            except SyntaxError:
+                literal = False
+            if not literal or isinstance(p.default, (dict, set, frozenset)):  # their text is sorted
+                found.append(f"{component.qualified_name}.{name} = {p.default!r}")
+    assert not found, found

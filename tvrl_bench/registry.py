@@ -1,4 +1,4 @@
-"""The component registry: families, registration over gin, discovery, building, listing, suggestions.
+"""The component registry: families, registration over gin, discovery, config checks, building, listing, suggestions.
 
 Every component is a class registered under a module-qualified gin name, `<family>.<name>` (for example
 `samplers.flow` or `credit.window`), so two families can never collide on a short name. A preset file in
@@ -186,6 +186,23 @@ def import_components(extra_modules: list[str] | None = None) -> None:
     """
     for module in component_modules() + list(extra_modules or []):
         importlib.import_module(module)
+
+
+_CONFIG_CHECKS: list[Callable[[], None]] = []
+
+
+def config_check(check: Callable[[], None]) -> Callable[[], None]:
+    """Declare `check` a config-time check of its component module: run by `run_config_checks` on every parsed
+    config before anything is built, it reads the bindings (gin.query_parameter) and raises on a problem."""
+    if check not in _CONFIG_CHECKS:
+        _CONFIG_CHECKS.append(check)
+    return check
+
+
+def run_config_checks() -> None:
+    """Run every declared config check (their modules are imported by `import_components`), in import order."""
+    for check in _CONFIG_CHECKS:
+        check()
 
 
 def build(macro: str) -> Any:

@@ -24,8 +24,13 @@ def train_case(tmp_path: Path, *args: str) -> tuple:
 
 
 @pytest.mark.parametrize("binding, needles", [
-    ("training.trial.learning_rate = '1e-4'", ["--gin_bindings", "training.trial.learning_rate = '1e-4'",
-                                              "must be a number", "without quotes: training.trial.learning_rate = 1e-4"]),
+    ("training.optimizer.learning_rate = '1e-4'", ["--gin_bindings", "training.optimizer.learning_rate = '1e-4'",
+                                                  "must be a number",
+                                                  "without quotes: training.optimizer.learning_rate = 1e-4"]),
+    ("training.optimizer.learning_rate = 0.0", ["--gin_bindings", "training.optimizer.learning_rate = 0.0",
+                                               "must be a number > 0", "e.g. training.optimizer.learning_rate = 1e-4"]),
+    ("training.trial.learning_rate = 1e-4", ["--gin_bindings", "'training.trial.learning_rate' has moved to "
+                                            "'training.optimizer.learning_rate'", "training.optimizer.learning_rate = ..."]),
     ("training.trial.steps = '2'", ["training.trial.steps = '2'", "an integer", "without quotes"]),
     ("samplers.sage.eta = 'high'", ["samplers.sage.eta = 'high'", "must be a number"]),
     ("training.trial.eval_prompts = 0", ["training.trial.eval_prompts = 0", "must be an integer >= 1",

@@ -12,6 +12,7 @@ from tests.training.conftest import FAST
 from tvrl_bench import registry
 from tvrl_bench.config import ConfigError, load_config
 from tvrl_bench.tracking.params import component_selector
+from tvrl_bench.training.optimizers import OptimizerChoice
 from tvrl_bench.training.settings import TrialSettings
 from tvrl_bench.training.trial import TrialOptions, run_trial
 
@@ -85,9 +86,7 @@ def test_a_missing_macro_is_named_with_a_preset_to_include(tiny_policy_path, mis
 @pytest.mark.parametrize("binding, named", [
     ("steps = -1", "training.trial.steps = -1"),
     ("group_size = 1", "training.trial.group_size = 1"),
-    ("learning_rate = 0.0", "training.trial.learning_rate = 0.0"),
     ("advantage_std = 'batch'", "training.trial.advantage_std = 'batch'"),
-    ("betas = (0.9, 1.0)", "training.trial.betas = (0.9, 1.0)"),
     ("eval_prompts = 0", "training.trial.eval_prompts = 0"),
     ("checkpoint_every = 0", "training.trial.checkpoint_every = 0"),
 ])
@@ -99,13 +98,43 @@ def test_an_out_of_range_value_is_named_with_an_example(tiny_policy_path, bindin
     assert named in message and "must be" in message and "e.g. training.trial." in message
 
 
-@pytest.mark.parametrize("name, value", [("steps", "3"), ("betas", 0.9), ("eval_every", "5"), ("eval_subset", "2")])
+@pytest.mark.parametrize("binding, named", [
+    ("learning_rate = 0.0", "training.optimizer.learning_rate = 0.0"),
+    ("betas = (0.9, 1.0)", "training.optimizer.betas = (0.9, 1.0)"),
+    ("weight_decay = -0.1", "training.optimizer.weight_decay = -0.1"),
+    ("kind = 'sgd'", "training.optimizer.kind = 'sgd'"),
+])
+def test_an_optimizer_value_out_of_range_is_named_with_an_example(tiny_policy_path, binding, named):
+    """The trial builds `training.optimizer` itself when nothing binds training.trial.optimizer: its values are
+    checked all the same."""
+    toy(tiny_policy_path, f"training.optimizer.{binding}")
+    with pytest.raises(ConfigError) as caught:
+        TrialSettings()
+    message = str(caught.value)
+    assert named in message and "must be" in message and "e.g. training.optimizer." in message
+
+
+@pytest.mark.parametrize("name, value", [("steps", "3"), ("eval_every", "5"), ("eval_subset", "2")])
 def test_a_value_of_the_wrong_type_passed_by_hand_is_named(tiny_policy_path, name, value):
     """validation.py repeats the type test "so a TrialSettings built by hand is checked too": a wrong type is a
     ValueError naming the parameter, not a bare TypeError from comparing or converting it."""
     toy(tiny_policy_path)
     with pytest.raises(ValueError, match=rf"training\.trial\.{name} = {value!r}"):
         TrialSettings(**{name: value})
+
+
+@pytest.mark.parametrize("name, value", [("betas", 0.9), ("learning_rate", "1e-4"), ("kind", None)])
+def test_an_optimizer_value_of_the_wrong_type_passed_by_hand_is_named(name, value):
+    with pytest.raises(ValueError, match=rf"training\.optimizer\.{name} = {value!r}"):
+        OptimizerChoice(**{name: value})
+
+
+def test_the_trial_builds_the_bound_optimizer_when_none_is_passed(tiny_policy_path):
+    toy(tiny_policy_path, "training.optimizer.learning_rate = 3e-5")
+    settings = TrialSettings()
+    assert isinstance(settings.optimizer, OptimizerChoice)
+    assert (settings.optimizer.kind, settings.optimizer.learning_rate) == ("adamw", 3e-5)
+    assert not hasattr(settings, "learning_rate")  # one owner: the optimizer
 
 
 def test_an_eval_subset_out_of_range_is_named_with_the_fix(tiny_policy_path):

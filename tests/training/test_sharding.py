@@ -104,7 +104,8 @@ def test_gathered_state_round_trips_into_a_fresh_sharded_policy_with_muon(tiny_p
     def trained_pair():
         policy = ToyPolicy(tiny_policy_path)
         shard_policy(policy, settings, processes(False, settings))
-        return policy, MuonWithAdamW(policy.trainable_parameters(), lr=1e-3)
+        return policy, MuonWithAdamW(policy.trainable_parameters(), lr=1e-3, weight_decay=0.01,
+                                     betas=(0.95, 0.95))
 
     def step(policy, optimizer, seed):
         g = torch.Generator().manual_seed(seed)

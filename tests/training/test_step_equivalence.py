@@ -55,7 +55,7 @@ def run_step(folder, monkeypatch, bindings: list[str]) -> dict:
     trainer.optimizer.step = recording_optimizer_step
     seen["metrics"] = trainer.step(0).metrics
     seen["parameters"] = [p.detach().clone() for p in trainer.parameters]
-    seen["lr"] = settings.learning_rate
+    seen["lr"] = settings.optimizer.learning_rate
     return seen
 
 

@@ -4,6 +4,7 @@
     loading.py     `load_config`, `check_unused`, gin errors rewritten as FILE:LINE messages, captured configs
     statements.py  binding statements read without resolving names; `locate` a binding's file and line
     values.py      bound literals checked against component signatures; `check_safe_name`
+    renamed.py     parameters that moved: an old binding's error names the new one
 """
 
 from tvrl_bench.config.errors import ConfigError

@@ -18,7 +18,9 @@ import gin
 
 from tvrl_bench import registry
 from tvrl_bench.config.errors import ConfigError
+from tvrl_bench.config.operative import called_configurables
 from tvrl_bench.config.paths import PATH_ENV, install_search_paths, read_config_text, resolve, search_paths
+from tvrl_bench.config.renamed import renamed_message
 from tvrl_bench.config.statements import (
     LoadedConfig,
     binding_statements,
@@ -75,7 +77,7 @@ def check_unused(loaded: LoadedConfig) -> None:
 
     Call it after the trial constructed its components (gin records what was called).
     """
-    called = list(gin.config._OPERATIVE_CONFIG)
+    called = called_configurables()
     problems = []
     for b in loaded.top_level:
         if b.selector == "gin.macro" or not b.param:
@@ -133,6 +135,8 @@ def _explain(message: str, binding: str | None) -> str:
         )
     if m := _NO_PARAM.search(message):
         selector, param = m.groups()
+        if moved := renamed_message(selector, param):
+            return f"{where}: {moved}"
         names = [p for p, _ in registry.get(selector).parameters()] if selector in registry.registered_names() else []
         hint = registry.suggest(param, names) or (f"; its parameters are {', '.join(names)}" if names else "")
         return f"{where}: '{selector}' has no parameter '{param}'{hint}"

@@ -3,7 +3,8 @@
 Every problem with a file is a PromptFileError naming the file, the line and the fix: a missing file, bytes that
 are not UTF-8, a malformed row. The prompt set remembers where each prompt was read (`locations`), so a trial
 can name the line of a prompt that has no checks. `check_bound_prompt_files()` reads the files a parsed config
-binds without building anything (a sweep checks every trial's files before the first one starts).
+binds without building anything (a registry config check: a trial, and a sweep for every trial, runs it before
+anything starts).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 from tvrl_bench.datasets.rows import PromptFileError
 from tvrl_bench.datasets.splits import build_prompt_set, load_rows
 from tvrl_bench.prompts import PromptSet
-from tvrl_bench.registry import register
+from tvrl_bench.registry import config_check, register
 
 PATH_PARAMS = ("path", "eval_path", "checks_path")
 
@@ -81,6 +82,7 @@ def file_prompt_set(
     return LocatedPromptSet(prompts.name, prompts.train, prompts.eval, locations)
 
 
+@config_check
 def check_bound_prompt_files() -> None:
     """Read every prompt file the parsed gin config binds to `datasets.file` (PromptFileError on a problem)."""
     import gin

@@ -33,7 +33,6 @@ from tvrl_bench.training.collect import StepBatch, TrialFailed, collect_batch, k
 from tvrl_bench.training.consistency import check_schedule_shift
 from tvrl_bench.training.distributed import Processes
 from tvrl_bench.training.evaluation import Evaluation, TrialEvaluation
-from tvrl_bench.training.optimizers import OptimizerChoice
 from tvrl_bench.training import sharded_eval
 from tvrl_bench.training.seeding import generator
 from tvrl_bench.training.settings import TrialSettings
@@ -56,7 +55,7 @@ class StopRequested(KeyboardInterrupt):
 class StepOutput:
     metrics: dict[str, float]
     video: torch.Tensor  # first rollout's video [F, 3, H, W]
-    weights: torch.Tensor  # its credit map [T', H', W']
+    weights: torch.Tensor  # its merged credit map [T', H', W']
     prompt: str
 
 
@@ -84,12 +83,11 @@ class Trainer:
         settings.reward.to(processes.device)
         self.sharded = shard_policy(self.policy, sharding, processes)  # before the optimizer sees the parameters
         self.parameters = self.policy.trainable_parameters()
-        self.optimizer = (settings.optimizer or OptimizerChoice()).build(
-            self.parameters, settings.learning_rate, settings.betas, settings.weight_decay
-        )
-        settings.objective.bind(self.parameters)
-        uses_reference = settings.objective.kl_beta > 0 and settings.objective.policy_reference
-        if uses_reference or settings.anchor_weight > 0:
+        self.optimizer = settings.optimizer.build(self.parameters)
+        reference = settings.objective.reference  # the KL term's reference policy; None without one
+        if reference is not None:
+            reference.bind(self.parameters)
+        if (reference is not None and reference.keeps_policy_copy) or settings.anchor_weight > 0:
             self.policy.keep_reference()  # now, before any checkpoint is loaded: a resumed trial keeps it
         if settings.prompts_per_step % processes.world:
             raise ConfigError(
@@ -172,8 +170,7 @@ class Trainer:
         rows_per = len(batch.prompts) // s.minibatches
         rows = torch.arange(minibatch * rows_per, (minibatch + 1) * rows_per, device=device)
         stats = accumulate_policy_gradient(
-            self.policy, s.sampler, s.objective, batch.rollout, batch.cond, rows, batch.advantages,
-            batch.weight_maps.reshape(len(batch.prompts), -1) if batch.train_weights is None else batch.train_weights,
+            self.policy, s.sampler, s.objective, batch.rollout, batch.cond, rows, batch.advantages, batch.weights,
             self.micro_batch,
             check_ratio_tolerance=s.ratio_tolerance if minibatch == 0 else None, balance=self.balance,
         )
@@ -204,9 +201,9 @@ class Trainer:
             grad_norms.append(float(norm))
             for k, v in stats.items():
                 totals[k] = totals.get(k, 0.0) + v / s.minibatches
-        entropy = self.processes.gather(credit_entropy(batch.weight_maps).to(device))
+        entropy = self.processes.gather(credit_entropy(batch.weights.merged).to(device))
         metrics = step_metrics(s, batch, totals, grad_norms, entropy, time.perf_counter() - started)
-        return StepOutput(metrics, batch.video[0].cpu(), batch.weight_maps[0].cpu(), batch.prompts[0])
+        return StepOutput(metrics, batch.video[0].cpu(), batch.weights.merged[0].cpu(), batch.prompts[0])
 
     # -- the loop ---------------------------------------------------------------------------------------------
     def run(self, start_step: int = 0) -> Evaluation | None:

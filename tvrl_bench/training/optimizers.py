@@ -1,4 +1,5 @@
-"""The official recipe's optimizer: Muon for 2-D weight matrices (training/muon.py), AdamW for every other parameter."""
+"""`training.optimizer`: the trainer's optimizer and its settings; and the official recipe's optimizer, Muon for
+2-D weight matrices (training/muon.py) with AdamW for every other parameter."""
 
 from __future__ import annotations
 
@@ -8,16 +9,20 @@ import torch
 
 from tvrl_bench.registry import register
 from tvrl_bench.training.muon import Muon
+from tvrl_bench.training.validation import OPTIMIZER_KINDS, check_ranges
+
+__all__ = ["OPTIMIZER_KINDS", "MuonWithAdamW", "OptimizerChoice"]
 
 
 class MuonWithAdamW:
     """Two torch optimizers behind one step / zero_grad / state_dict: Muon on matrices, AdamW on the rest.
 
-    Official settings: lr 1e-5 for both, weight decay 0.01, AdamW betas (0.95, 0.95).
+    Both get the same learning rate and weight decay; `betas` are AdamW's. They have no defaults: OptimizerChoice
+    passes `training.optimizer`'s (the official recipe's are in components/profiles/paper.gin).
     """
 
-    def __init__(self, params: Iterable[torch.nn.Parameter], lr: float = 1e-5, weight_decay: float = 0.01,
-                 betas: tuple[float, float] = (0.95, 0.95), momentum: float = 0.95):
+    def __init__(self, params: Iterable[torch.nn.Parameter], *, lr: float, weight_decay: float,
+                 betas: tuple[float, float], momentum: float = 0.95):
         params = [p for p in params if p.requires_grad]
         matrices = [p for p in params if p.dim() == 2]
         others = [p for p in params if p.dim() != 2]
@@ -47,21 +52,23 @@ class MuonWithAdamW:
             o.load_state_dict(s)
 
 
-OPTIMIZER_KINDS = ("adamw", "muon_adamw")
-
-
 @register("training", "optimizer")
 class OptimizerChoice:
-    """The trainer's optimizer: 'adamw' (ours) or 'muon_adamw' (official: Muon for matrices, AdamW for the rest)."""
+    """The trainer's optimizer: 'adamw' (ours) or 'muon_adamw' (official: Muon for matrices, AdamW for the rest).
 
-    def __init__(self, kind: str = "adamw"):
-        if kind not in OPTIMIZER_KINDS:
-            raise ValueError(f"training.optimizer.kind must be one of {OPTIMIZER_KINDS}, got '{kind}'")
+    learning_rate and weight_decay apply to every parameter; betas are AdamW's. A trial that binds no
+    `training.trial.optimizer` builds this class itself, so `training.optimizer.*` bindings apply either way.
+    """
+
+    def __init__(self, kind: str = "adamw", learning_rate: float = 1e-4, betas: tuple[float, float] = (0.9, 0.999),
+                 weight_decay: float = 0.0):
         self.kind = kind
+        self.learning_rate, self.weight_decay = learning_rate, weight_decay
+        self.betas = tuple(betas) if isinstance(betas, (list, tuple)) else betas  # a wrong type is named below
+        check_ranges("training.optimizer", vars(self))
 
-    def build(self, parameters: list[torch.nn.Parameter], learning_rate: float, betas: tuple[float, float],
-              weight_decay: float):
-        """The optimizer over `parameters` with the trial's learning rate, AdamW betas and weight decay."""
+    def build(self, parameters: list[torch.nn.Parameter]):
+        """The optimizer over `parameters` with this choice's learning rate, AdamW betas and weight decay."""
         if self.kind == "muon_adamw":
-            return MuonWithAdamW(parameters, lr=learning_rate, weight_decay=weight_decay, betas=tuple(betas))
-        return torch.optim.AdamW(parameters, lr=learning_rate, betas=tuple(betas), weight_decay=weight_decay)
+            return MuonWithAdamW(parameters, lr=self.learning_rate, weight_decay=self.weight_decay, betas=self.betas)
+        return torch.optim.AdamW(parameters, lr=self.learning_rate, betas=self.betas, weight_decay=self.weight_decay)

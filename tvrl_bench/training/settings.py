@@ -14,7 +14,9 @@ from tvrl_bench.prompts import PromptSet
 from tvrl_bench.registry import register
 from tvrl_bench.rewards.base import Reward
 from tvrl_bench.samplers.base import Sampler
+from tvrl_bench.training.optimizers import OptimizerChoice
 from tvrl_bench.training.schedule import Schedule
+from tvrl_bench.training.validation import check_ranges
 
 
 @register("training", "trial")
@@ -45,7 +47,8 @@ class TrialSettings:
     policy's and the pretrained policy's velocity at one untrained step per micro-batch (0: off), which keeps
     the steps RL does not train from drifting.
     num_gpus: GPUs the trial asks of a sweep executor (more than 1: launched with accelerate over that many).
-    optimizer: @training.optimizer() to choose the optimizer (None: AdamW with learning_rate, betas, weight_decay).
+    optimizer: the optimizer and its learning rate, betas and weight decay (`training.optimizer.*`); None builds
+    `training.optimizer` from its bindings (AdamW, lr 1e-4, betas (0.9, 0.999), no weight decay by default).
     """
 
     def __init__(
@@ -64,9 +67,6 @@ class TrialSettings:
         group_size: int = 4,
         micro_batch: int = 8,
         minibatches: int = 1,
-        learning_rate: float = 1e-4,
-        weight_decay: float = 0.0,
-        betas: tuple[float, float] = (0.9, 0.999),
         max_grad_norm: float = 1.0,
         advantage_std: str = "group",
         advantage_eps: float = 1e-4,
@@ -81,7 +81,7 @@ class TrialSettings:
         checkpoint_every: int = 10,
         log_media_every: int = 10,
         num_gpus: int = 0,
-        optimizer: Any = None,
+        optimizer: OptimizerChoice | None = None,
     ):
         given = {"policy": policy, "sampler": sampler, "reward": reward, "credit": credit, "objective": objective,
                  "evaluator": evaluator, "dataset": dataset}
@@ -91,8 +91,6 @@ class TrialSettings:
         self.steps, self.seed = steps, seed
         self.prompts_per_step, self.group_size = prompts_per_step, group_size
         self.micro_batch, self.minibatches = micro_batch, minibatches
-        self.learning_rate, self.weight_decay = learning_rate, weight_decay
-        self.betas = tuple(betas) if isinstance(betas, (list, tuple)) else betas  # a wrong type is named by validate()
         self.max_grad_norm = max_grad_norm
         self.advantage_std, self.advantage_eps, self.advantage_clip = advantage_std, advantage_eps, advantage_clip
         self.ratio_tolerance = ratio_tolerance
@@ -102,13 +100,11 @@ class TrialSettings:
         self.eval_every, self.eval_subset = eval_every, eval_subset
         self.checkpoint_every, self.log_media_every = checkpoint_every, log_media_every
         self.num_gpus = num_gpus
-        self.optimizer = optimizer  # a training.optimizer choice, or None for AdamW
+        self.optimizer = optimizer if optimizer is not None else OptimizerChoice()  # validates its own values
         self.validate()
 
     def validate(self) -> None:
-        from tvrl_bench.training.validation import check_trial_values  # types and ranges, one line each
-
-        check_trial_values(vars(self))
+        check_ranges("training.trial", vars(self))  # types and ranges, one line each
         rollouts = self.prompts_per_step * self.group_size
         if rollouts % self.minibatches:
             raise ConfigError(

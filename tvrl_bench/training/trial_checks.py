@@ -1,0 +1,65 @@
+"""What is refused before a trial trains: values out of range and unreadable prompt files (from the parsed config,
+before anything is built), and prompts the built trial cannot use."""
+
+from __future__ import annotations
+
+from tvrl_bench import config as gin_config, registry
+from tvrl_bench.training.optimizers import OptimizerChoice
+from tvrl_bench.training.settings import TrialSettings
+from tvrl_bench.training.validation import bound_values, problems
+
+
+def check_values(loaded: gin_config.LoadedConfig) -> None:
+    """`training.trial` and `training.optimizer` values in range, then every component's config checks (the
+    bound prompt files readable, ...), from the parsed config alone."""
+    found = []
+    for selector, target in [("training.trial", TrialSettings), ("training.optimizer", OptimizerChoice)]:
+        found += problems(selector, bound_values(selector, target),
+                          lambda name, selector=selector: gin_config.locate(loaded, selector, name))
+    if found:
+        raise gin_config.ConfigError("\n".join(found))
+    registry.run_config_checks()
+
+
+def check_prompts(settings: TrialSettings) -> None:
+    """Prompts the trial cannot use, refused before training with the file and line each was read from.
+
+    A critic that scores a prompt's checks gets nothing to score from a prompt without checks: a training
+    prompt's group would have equal rewards and advantages 0 (training silently learns nothing from it), and an
+    evaluation prompt would silently drop out of eval/overall. A prompt with words the policy's text encoder does
+    not know (the toy policy reads only the toy grammar) would fail in the middle of training.
+    """
+    locations = getattr(settings.dataset, "locations", None) or {}
+    train = list(settings.dataset.train)
+    evaluated = list(settings.dataset.eval)[: settings.eval_prompts]
+    roles = [
+        ("training", train, "these prompts would train nothing (advantage 0)"),
+        ("evaluation", evaluated, "these prompts would silently be left out of eval/overall"),
+    ]
+    for role, items, effect in roles if getattr(settings.reward, "uses_checks", False) else []:
+        lacking = [item for item in items if not item.checks]
+        if not lacking:
+            continue
+        where = locations.get(lacking[0].prompt) or f"dataset '{settings.dataset.name}'"
+        raise gin_config.ConfigError(
+            f"{where}: {role} prompt {lacking[0].prompt!r} has no checks ({len(lacking)} of {len(items)} {role} "
+            f"prompts have none), but the critic {type(settings.reward).__name__} scores each prompt's yes/no checks, "
+            f"so {effect}; add a `checks` column or field, or write them with "
+            "`tvrl-bench decompose PROMPTS --model QWEN_PATH --out checks.jsonl` and bind datasets.file.checks_path"
+        )
+    tokenize = getattr(getattr(settings.policy, "text_encoder", None), "tokenize", None)
+    if not callable(tokenize):
+        return
+    prompts = list(dict.fromkeys(i.prompt for i in [*train, *evaluated]))
+    try:
+        tokenize(prompts)  # one call for the whole set; the prompt at fault is looked for only when it fails
+    except gin_config.ConfigError:
+        for item in prompts:
+            try:
+                tokenize([item])
+            except gin_config.ConfigError as exc:
+                where = locations.get(item) or f"dataset '{settings.dataset.name}'"
+                raise gin_config.ConfigError(
+                    f"{where}: {exc}; rewrite the prompt in those words or remove it, or use a policy that reads "
+                    "any text (components/policies/hunyuan_video15_480p.gin)"
+                ) from None
