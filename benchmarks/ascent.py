@@ -24,7 +24,7 @@ import argparse
 import torch
 
 from profile_trainer import add_profile_arguments, batch_gradients, flatten, profile_trainer
-from tvrl_bench.training.collect import collect_batch
+from tvrl_bench.training.step.collect import collect_batch
 from tvrl_bench.training.loop import Trainer
 
 HELD_OUT_FIRST_STEP = 1000  # held-out batches are the steps from here on: prompts and noise no gradient batch saw

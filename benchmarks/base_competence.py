@@ -28,7 +28,7 @@ from tvrl_bench.evaluators.toy_motion import motion_report
 from tvrl_bench.policies.toy import ToyPolicy
 from tvrl_bench.recipes.flow_matching import to_latents
 from tvrl_bench.samplers.ode import OdeSampler
-from tvrl_bench.training.rollout import generate
+from tvrl_bench.training.step.rollout import generate
 from tvrl_bench.training.schedule import Schedule
 from tvrl_bench.world.difficulty import from_knobs
 

@@ -10,7 +10,7 @@ median step time and the peak CUDA memory (`torch.cuda.max_memory_allocated`).
 
 Without CUDA it prints a message and exits 0; `--allow-cpu` runs the same trial on the CPU in float32.
 
-`--fsdp` checks sharded training (training/sharding.py) as paper.gin configures it, under a distributed launch:
+`--fsdp` checks sharded training (training/parallel/sharding.py) as paper.gin configures it, under a distributed launch:
 
     torchrun --nproc_per_node N benchmarks/gpu_smoke.py --profile paper --fsdp [--full-size]
 
@@ -39,8 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for the tiny-
 from tests.policies.tiny_hunyuan import save_tiny_hunyuan  # noqa: E402
 from tests.rewards.tiny_qwen import save_tiny_qwen  # noqa: E402
 from tvrl_bench.config import load_config  # noqa: E402
-from tvrl_bench.training.checkpoint import CheckpointDir  # noqa: E402
-from tvrl_bench.training.distributed import Processes  # noqa: E402
+from tvrl_bench.training.trial.checkpoint import CheckpointDir  # noqa: E402
+from tvrl_bench.training.parallel.distributed import Processes  # noqa: E402
 from tvrl_bench.training.loop import Trainer  # noqa: E402
 from tvrl_bench.training.settings import TrialSettings  # noqa: E402
 
@@ -119,7 +119,7 @@ def full_size_step(processes: Processes, sharding, device: str) -> None:
     from diffusers.models.transformers.transformer_hunyuan_video15 import HunyuanVideo15Transformer3DModel
 
     from tvrl_bench.training.optimizers import MuonWithAdamW
-    from tvrl_bench.training.sharding import shard_policy
+    from tvrl_bench.training.parallel.sharding import shard_policy
 
     with torch.device("meta"):
         holder = torch.nn.Module()
@@ -175,7 +175,7 @@ def main() -> int:
     device, dtype = ("cuda", "bfloat16") if cuda else ("cpu", "float32")
     sharding = None
     if args.fsdp:
-        from tvrl_bench.training.sharding import ShardingSettings
+        from tvrl_bench.training.parallel.sharding import ShardingSettings
 
         sharding = ShardingSettings(enabled=True, param_dtype="bfloat16", reduce_dtype="float32",
                                     master_dtype="float32", activation_checkpointing=True)  # as paper.gin

@@ -25,8 +25,8 @@ import time
 import torch
 
 from profile_trainer import add_profile_arguments, profile_trainer
-from tvrl_bench.training.rollout import chunks, ode_sample
-from tvrl_bench.training.scoring import Scores
+from tvrl_bench.training.step.rollout import chunks, ode_sample
+from tvrl_bench.training.step.scoring import Scores
 from tvrl_bench.training.seeding import generator
 
 

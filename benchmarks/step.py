@@ -31,10 +31,10 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, sdpa_flop_count
 
 from tvrl_bench.config import load_config
-from tvrl_bench.training.checkpoint import CheckpointDir
-from tvrl_bench.training.distributed import Processes
+from tvrl_bench.training.trial.checkpoint import CheckpointDir
+from tvrl_bench.training.parallel.distributed import Processes
 from tvrl_bench.training.loop import Trainer
-from tvrl_bench.training.scoring import score_videos, score_videos_looped
+from tvrl_bench.training.step.scoring import score_videos, score_videos_looped
 from tvrl_bench.training.settings import TrialSettings
 
 # The toy transformer's matmuls at micro_batch 8 with CFG: 16 samples x (256 video + 12 text) tokens, width 64.

@@ -178,3 +178,13 @@ def test_the_checker_sees_a_component_import(tmp_path, monkeypatch):
     monkeypatch.setitem(globals(), "PACKAGE", fake)
     assert concrete_imports() == ["training/loop.py:4: tvrl_bench.rewards.oracle",
                                   "training/loop.py:5: tvrl_bench.judges"]
+
+
+MAX_MODULE_LINES = 250
+
+
+def test_no_package_module_is_over_250_lines():
+    """Modules are cut by responsibility; one that grows past this has taken on a second job."""
+    long = [f"{path.relative_to(PACKAGE)}: {n} lines" for path in sorted(PACKAGE.rglob("*.py"))
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES]
+    assert not long, "\n".join(long)

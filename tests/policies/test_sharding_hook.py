@@ -1,4 +1,4 @@
-"""`Policy.prepare_for_sharding`: the hook training/sharding.py calls before FSDP shards a policy."""
+"""`Policy.prepare_for_sharding`: the hook training/parallel/sharding.py calls before FSDP shards a policy."""
 
 from __future__ import annotations
 

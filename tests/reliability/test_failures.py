@@ -8,7 +8,7 @@ from tests.reliability.helpers import assert_error, assert_none_running, files_i
 from tests.sweeps.helpers import write_study
 from tests.training.conftest import FAST
 from tvrl_bench import config as gin_config
-from tvrl_bench.training.identity import trial_key
+from tvrl_bench.training.trial.identity import trial_key
 
 TOY = "components/profiles/toy.gin"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from tests.reliability.helpers import assert_error, files_in, run, write_study
 from tvrl_bench import config as gin_config
 from tvrl_bench.sweeps.driver import SWEEP_LOCK, SweepOptions, plan
-from tvrl_bench.training.identity import trial_key
-from tvrl_bench.training.lock import FolderLock
+from tvrl_bench.training.trial.identity import trial_key
+from tvrl_bench.training.trial.lock import FolderLock
 
 TOY = "components/profiles/toy.gin"
 

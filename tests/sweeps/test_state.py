@@ -9,7 +9,7 @@ from mlflow.tracking import MlflowClient
 
 from tests.tracking.helpers import fresh_store
 from tvrl_bench.sweeps.state import OWNER_TAG, StudyTracker, process_identity
-from tvrl_bench.training.lock import FolderLock, TrialBusy
+from tvrl_bench.training.trial.lock import FolderLock, TrialBusy
 
 
 @pytest.fixture

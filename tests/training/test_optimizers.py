@@ -10,7 +10,7 @@ import torch
 from tvrl_bench.config import PROJECT_ROOT, ConfigError, load_config
 from tvrl_bench.training.muon import Muon
 from tvrl_bench.training.optimizers import MuonWithAdamW, OptimizerChoice
-from tvrl_bench.training.trial import check_values
+from tvrl_bench.training.trial.run import check_values
 
 
 def test_split_optimizer_matches_muon_and_adamw_run_apart():
@@ -97,7 +97,7 @@ def test_a_bad_learning_rate_names_its_file_line_and_binding_before_anything_is_
 
 def test_a_bad_learning_rate_of_a_built_trial_names_its_file_line(tmp_path, tiny_policy_path):
     """Built by hand, past the early check: the build's own error is located the same way."""
-    from tvrl_bench.training.trial_build import build_settings
+    from tvrl_bench.training.trial.build import build_settings
 
     config = tmp_path / "mine.gin"
     config.write_text(f"include 'components/profiles/toy.gin'\npolicies.toy.path = '{tiny_policy_path}'\n"

@@ -14,7 +14,7 @@ from tvrl_bench.config import ConfigError, load_config
 from tvrl_bench.tracking.params import component_selector
 from tvrl_bench.training.optimizers import OptimizerChoice
 from tvrl_bench.training.settings import TrialSettings
-from tvrl_bench.training.trial import TrialOptions, run_trial
+from tvrl_bench.training.trial.run import TrialOptions, run_trial
 
 # Every trial family but the one named: a config without that family's preset.
 PRESETS = {"policy": "components/policies/toy.gin", "sampler": "components/samplers/sage.gin",

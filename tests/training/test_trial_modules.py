@@ -1,4 +1,4 @@
-"""training/trial.py's parts: config-time checks declared by component modules through the registry (the trial
+"""training/trial/run.py's parts: config-time checks declared by component modules through the registry (the trial
 imports no concrete component), and every part importable on its own."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from tvrl_bench import registry
 from tvrl_bench.config import PROJECT_ROOT, load_config
-from tvrl_bench.training.trial import check_values
+from tvrl_bench.training.trial.run import check_values
 
 TRIAL_PARTS = ["trial", "trial_options", "trial_checks", "trial_build", "failed_runs", "media_hooks"]
 

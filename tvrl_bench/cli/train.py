@@ -81,7 +81,7 @@ def _train(args: argparse.Namespace) -> int:
 
     check_store(args.tracking_uri)  # seconds, not minutes, when the store cannot be used
     from tvrl_bench.training.loop import StopRequested, TrialFailed
-    from tvrl_bench.training.trial import TrialOptions, run_trial
+    from tvrl_bench.training.trial.run import TrialOptions, run_trial
 
     set_torch_threads(args.threads)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

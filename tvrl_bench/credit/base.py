@@ -28,7 +28,7 @@ class CreditRouter(ABC):
     # The method label of its trials (tracking/params.py::method_of); a router that declares none is TVRL's.
     method: str = "TVRL"
     # "pixels": grads[B, K, F, H, W] w.r.t. the decoded video; "critic": grads[B, K, Tc, Hc, Wc] w.r.t. the
-    # critic's own input patches (training/scoring.py).
+    # critic's own input patches (training/step/scoring.py).
     grad_space: str = "pixels"
 
     @abstractmethod

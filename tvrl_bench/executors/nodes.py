@@ -1,14 +1,15 @@
 """One trial over several nodes: the per-node `accelerate launch` commands, and waiting for a trial's nodes.
 
-A trial over M nodes with P processes each runs `accelerate launch` once per node with the same main node address
-and port, the node's rank and M * P processes in total; accelerate starts torchrun, which joins the nodes into one
+A trial over M nodes with P processes each runs `accelerate launch` once per node with the same main node address and
+port, the node's rank and M * P processes in total; accelerate starts torchrun, which joins the nodes into one
 process group (NCCL on GPUs, gloo on the CPU). Rollouts, rewards and gradients are then shared exactly as with
-several processes on one node (training/distributed.py), and only rank 0 (on node 0) logs the trial's MLflow run.
+several processes on one node (training/parallel/distributed.py), and only rank 0 (on node 0) logs the trial's MLflow
+run.
 
 `tvrl-sweep --nodes-per-trial M --processes-per-node P` starts each trial this way: the local executor as M node
 process groups on loopback (executors/local.py), the Ray executor as M tasks on M distinct nodes
-(executors/ray_nodes.py). A trial fails when any of its nodes fails: the others are given `GRACE_S` seconds to
-fail on their own (a dead peer breaks their collectives), then SIGTERM, then SIGKILL.
+(executors/ray_nodes.py). A trial fails when any of its nodes fails: the others are given `GRACE_S` seconds to fail
+on their own (a dead peer breaks their collectives), then SIGTERM, then SIGKILL.
 """
 
 from __future__ import annotations

@@ -52,7 +52,7 @@ class Policy(nn.Module, ABC):
         self._reference_copy = [p.detach().clone() for p in self.trainable_parameters()]
 
     def prepare_for_sharding(self) -> None:
-        """Get ready to be sharded by FSDP (training/sharding.py calls this once, before sharding).
+        """Get ready to be sharded by FSDP (training/parallel/sharding.py calls this once, before sharding).
 
         FSDP2 gathers a shard unit's parameters in the unit's forward pre-hook, so every unit must be reached
         through its module forward (`module(...)`); a policy whose forward reads unit weights directly switches

@@ -17,7 +17,7 @@ loss (`loss="x0"`, kept as an option) learned faster for 2,000 steps, then the t
 other; the velocity loss's checkpoint scored higher on the eval set at 6,000 steps.
 
 Every `val_every` steps the EMA weights sample held-out validation prompts (CFG 3, 16 deterministic Euler steps:
-`training.rollout.generate`, the sampler the trainer evaluates with) and the exact evaluator scores them; the
+`training.step.rollout.generate`, the sampler the trainer evaluates with) and the exact evaluator scores them; the
 EMA weights with the best validation `overall` are kept and written. Validation prompts and the eval set of
 `datasets.toy` (default seed and sizes) are both kept out of pretraining; the final scores are on that eval set.
 """
@@ -122,7 +122,7 @@ def evaluate_policy(policy, items: tuple, seed: int, recipe: PolicyRecipe, evalu
     (CFG `recipe.guidance`, `recipe.sample_steps` deterministic Euler steps, noise from `seed`)."""
     from tvrl_bench.samplers.ode import OdeSampler
     from tvrl_bench.training.schedule import Schedule
-    from tvrl_bench.training.rollout import generate
+    from tvrl_bench.training.step.rollout import generate
     from tvrl_bench.evaluators.toy import ToyEvaluator
 
     was_training = policy.training

@@ -32,7 +32,7 @@ from tvrl_bench.sweeps.stop_request import STOP_SIGNALS, StopRequest
 from tvrl_bench.sweeps.study import Study
 from tvrl_bench.sweeps.view import study_links
 from tvrl_bench.tracking.store import tracking_errors
-from tvrl_bench.training.lock import FolderLock, TrialBusy, holder
+from tvrl_bench.training.trial.lock import FolderLock, TrialBusy, holder
 
 __all__ = ["STOP_SIGNALS", "SWEEP_LOCK", "SweepOptions", "SweepSummary", "check_not_running", "describe_plan",
            "last_error_line", "plan", "regenerate_tables", "run_sweep", "trial_command"]

@@ -19,7 +19,7 @@ from tvrl_bench import registry
 from tvrl_bench.registry import suggest
 from tvrl_bench.sweeps import validate
 from tvrl_bench.sweeps.study import Study
-from tvrl_bench.training.identity import trial_key
+from tvrl_bench.training.trial.identity import trial_key
 
 
 @dataclass(frozen=True)
@@ -134,7 +134,7 @@ def expand(study: Study, study_file: str, overrides: list[str] = ()) -> list[Tri
 
 def check_trial_config(loaded: gin_config.LoadedConfig) -> None:
     """What can be checked of a trial without building it: its training values and its prompt files."""
-    from tvrl_bench.training.trial import check_values
+    from tvrl_bench.training.trial.run import check_values
 
     check_values(loaded)
 

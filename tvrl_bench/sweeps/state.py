@@ -3,7 +3,7 @@
 The driver owns the tracking store's setup: it creates the database (for SQLite) and the experiment, with the
 study's runs view (view.py), before any worker writes. Trials are child runs tagged with `tvrl.trial_key`; resuming
 a sweep skips keys that have a FINISHED run and marks RUNNING runs KILLED when no live process owns their trial
-folder (training/lock.py): their sweep was killed. A run whose folder is locked is someone's live trial and is
+folder (training/trial/lock.py): their sweep was killed. A run whose folder is locked is someone's live trial and is
 never touched.
 
 One sweep of a study per store at a time: the parent run records its sweeping process (`tvrl.sweep_owner`: host,
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from tvrl_bench.sweeps.view import save_study_view
 from tvrl_bench.tracking.mlflow_run import experiment_id, record_failed_run
-from tvrl_bench.training.lock import TrialBusy, holder
+from tvrl_bench.training.trial.lock import TrialBusy, holder
 
 OWNER_TAG, OUT_TAG = "tvrl.sweep_owner", "tvrl.sweep_out"
 

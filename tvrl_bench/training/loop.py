@@ -1,15 +1,16 @@
 """The trial loop: rollouts -> decode -> critic scores (+ gradients) -> advantages and credit -> policy update.
 
 One step (docs/architecture.md): the step's prompts (the same on every process, each process taking its share) are
-encoded and sampled group_size times with the SDE sampler, keeping per-token old log-probs; videos are decoded
-and scored by the critic in one batched forward (and one backward to the pixels when the router needs it);
-rewards are gathered across processes for group advantages; the router turns gradients into token weights; the
-objective is backpropagated through every trained transition; gradients are averaged across processes, clipped,
-and the optimizer steps. The trainer only talks to components through their contracts.
+encoded and sampled group_size times with the SDE sampler, keeping per-token old log-probs; videos are decoded and
+scored by the critic in one batched forward (and one backward to the pixels when the router needs it); rewards are
+gathered across processes for group advantages; the router turns gradients into token weights; the objective is
+backpropagated through every trained transition; gradients are averaged across processes, clipped, and the optimizer
+steps. The trainer only talks to components through their contracts.
 
-With `training.sharding` (training/sharding.py) the policy's transformer is sharded over the processes before the
-optimizer is built: checkpoints hold the gathered full state (training/sharded_state.py), and every process takes
-part in the forwards of an evaluation the main process scores and logs (training/sharded_eval.py).
+With `training.sharding` (training/parallel/sharding.py) the policy's transformer is sharded over the processes
+before the optimizer is built: checkpoints hold the gathered full state (training/parallel/sharded_state.py), and
+every process takes part in the forwards of an evaluation the main process scores and logs
+(training/parallel/sharded_eval.py).
 """
 
 from __future__ import annotations
@@ -18,29 +19,29 @@ import logging
 import math
 import signal
 import time
-from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from tqdm import tqdm
 
-from tvrl_bench.config.errors import ConfigError
 from tvrl_bench.credit.stats import credit_entropy
 from tvrl_bench.prompts import PromptItem
-from tvrl_bench.training.anchor import accumulate_anchor_gradient
-from tvrl_bench.training.checkpoint import CheckpointDir
-from tvrl_bench.training.collect import StepBatch, TrialFailed, collect_batch, keeps_rollout_graph
 from tvrl_bench.training.consistency import check_schedule_shift
-from tvrl_bench.training.distributed import Processes
 from tvrl_bench.training.evaluation import Evaluation, TrialEvaluation
-from tvrl_bench.training import sharded_eval
+from tvrl_bench.training.parallel import sharded_eval
+from tvrl_bench.training.parallel.distributed import Processes
+from tvrl_bench.training.parallel.sharded_state import (clip_grad_norm, gather_tree, load_parameters,
+                                                        parameter_digest, shard_optimizer_state, shard_tree)
+from tvrl_bench.training.parallel.sharding import ShardingSettings, shard_policy
+from tvrl_bench.training.reporting import Hooks, StepOutput
 from tvrl_bench.training.seeding import generator
 from tvrl_bench.training.settings import TrialSettings
-from tvrl_bench.training.sharded_state import (clip_grad_norm, gather_tree, load_parameters, parameter_digest,
-                                               shard_optimizer_state, shard_tree)
-from tvrl_bench.training.sharding import ShardingSettings, shard_policy
-from tvrl_bench.training.step_metrics import step_metrics
-from tvrl_bench.training.update import accumulate_policy_gradient
+from tvrl_bench.training.step.anchor import accumulate_anchor_gradient
+from tvrl_bench.training.step.batch_split import BatchSplit
+from tvrl_bench.training.step.collect import StepBatch, TrialFailed, collect_batch, keeps_rollout_graph
+from tvrl_bench.training.step.metrics import step_metrics
+from tvrl_bench.training.step.update import accumulate_policy_gradient
+from tvrl_bench.training.trial.checkpoint import CheckpointDir
 
 __all__ = ["Hooks", "StepBatch", "StepOutput", "StopRequested", "Trainer", "TrialFailed"]
 
@@ -49,23 +50,6 @@ log = logging.getLogger("tvrl_bench.trial")
 
 class StopRequested(KeyboardInterrupt):
     """SIGTERM/SIGINT arrived; the loop stopped at a step boundary after saving a checkpoint."""
-
-
-@dataclass
-class StepOutput:
-    metrics: dict[str, float]
-    video: torch.Tensor  # first rollout's video [F, 3, H, W]
-    weights: torch.Tensor  # its merged credit map [T', H', W']
-    prompt: str
-
-
-@dataclass
-class Hooks:
-    """What the loop reports to (the main process's tracker): step metrics and media, samples, evaluations."""
-
-    on_step: Callable[[int, StepOutput], None] = lambda step, out: None
-    on_samples: Callable[[str, torch.Tensor, list[PromptItem]], None] = lambda tag, videos, items: None
-    on_eval: Callable[[int, dict[str, float]], None] = lambda step, metrics: None
 
 
 class Trainer:
@@ -89,25 +73,9 @@ class Trainer:
             reference.bind(self.parameters)
         if (reference is not None and reference.keeps_policy_copy) or settings.anchor_weight > 0:
             self.policy.keep_reference()  # now, before any checkpoint is loaded: a resumed trial keeps it
-        if settings.prompts_per_step % processes.world:
-            raise ConfigError(
-                f"training.trial.prompts_per_step = {settings.prompts_per_step} must be divisible by the "
-                f"{processes.world} processes"
-            )
-        self.local_prompts = settings.prompts_per_step // processes.world
-        self.local_rollouts = self.local_prompts * settings.group_size
-        if self.local_rollouts % settings.minibatches:
-            raise ConfigError(
-                f"training.trial.minibatches = {settings.minibatches} must divide the {self.local_rollouts} rollouts "
-                "of a step on each process"
-            )
-        rows = self.local_rollouts // settings.minibatches
-        self.micro_batch = min(settings.micro_batch, rows)
-        if rows % self.micro_batch:
-            raise ConfigError(
-                f"training.trial.micro_batch = {settings.micro_batch} must divide the {rows} rollouts of a minibatch "
-                "(sampling and training must split rollouts the same way for the ratio to start at exactly 1)"
-            )
+        split = BatchSplit.of(settings.prompts_per_step, settings.group_size, settings.minibatches,
+                              settings.micro_batch, processes.world)
+        self.local_prompts, self.micro_batch = split.prompts, split.micro_batch
         check_schedule_shift(settings.schedule, self.policy)
         self.balance = settings.schedule.balance_factors(settings.sampler)
         self.train_items = list(settings.dataset.train)

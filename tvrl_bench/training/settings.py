@@ -43,7 +43,7 @@ class TrialSettings:
     eval_subset eval prompts (None: all eval_prompts) with the same fixed noise, logging eval/* curves and
     eval/critic_reward (the critic's own score of the same videos, so reward hacking shows);
     sample_videos: videos logged to MLflow at the start and the end.
-    anchor_weight: weight of the velocity anchor (training/anchor.py): the mean squared difference between the
+    anchor_weight: weight of the velocity anchor (training/step/anchor.py): the mean squared difference between the
     policy's and the pretrained policy's velocity at one untrained step per micro-batch (0: off), which keeps
     the steps RL does not train from drifting.
     num_gpus: GPUs the trial asks of a sweep executor (more than 1: launched with accelerate over that many).

@@ -8,7 +8,7 @@ from pathlib import Path
 from tvrl_bench.prompts import PromptItem
 from tvrl_bench.tracking import media
 from tvrl_bench.tracking.mlflow_run import TrialTracker
-from tvrl_bench.training.loop import Hooks, StepOutput
+from tvrl_bench.training.reporting import Hooks, StepOutput
 from tvrl_bench.training.settings import TrialSettings
 from tvrl_bench.videoio import write_mp4
 

@@ -25,7 +25,7 @@ from tvrl_bench.policies.base import Policy, index_cond
 from tvrl_bench.samplers.base import Sampler
 from tvrl_bench.samplers.noise_blocks import block_log_prob, block_mean
 from tvrl_bench.tokens import latent_to_tokens
-from tvrl_bench.training.rollout import Rollout, chunks
+from tvrl_bench.training.step.rollout import Rollout, chunks
 
 
 class RatioCheckError(RuntimeError):

@@ -1,8 +1,8 @@
 """Evaluation of a sharded policy: every process takes part in each forward, the main process alone scores and logs.
 
-A sharded policy's forward gathers parameters from every process (training/sharding.py), so when the main process
-generates evaluation videos (`training/evaluation.py::TrialEvaluation`), the other processes must run the same
-forwards in the same order. These functions run them through `TrialEvaluation`'s own methods (`generate`,
+A sharded policy's forward gathers parameters from every process (training/parallel/sharding.py), so when the main
+process generates evaluation videos (`training/evaluation.py::TrialEvaluation`), the other processes must run the
+same forwards in the same order. These functions run them through `TrialEvaluation`'s own methods (`generate`,
 `subset_size`, `chunk_videos`) and discard the videos; scoring by the evaluator and the critic, which do not touch
 the policy, stays on the main process.
 """

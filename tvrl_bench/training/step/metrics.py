@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from tvrl_bench.training import diagnostics
-from tvrl_bench.training.collect import StepBatch
+from tvrl_bench.training.step import diagnostics
+from tvrl_bench.training.step.collect import StepBatch
 from tvrl_bench.training.settings import TrialSettings
 
 # Statistics that an objective or the anchor reports only when it computes them.

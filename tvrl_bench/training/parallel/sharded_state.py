@@ -1,15 +1,15 @@
 """Full (gathered) state of a sharded trial: checkpoints one process can load, digests, gradient clipping.
 
-A sharded parameter (training/sharding.py) is a DTensor: each process holds a slice of dimension 0 (`Shard(0)`),
-its gradient and its optimizer states likewise. Checkpoints keep the layout of an unsharded trial, full tensors on
-the CPU: `parameters` {str(i): tensor shaped like trainable parameter i}, the optimizer's own state_dict with full
-state tensors, and the credit router's and objective's state. So a checkpoint written by a sharded trial resumes a
-sharded or an unsharded trial alike, and a single process can read it with `torch.load`.
+A sharded parameter (training/parallel/sharding.py) is a DTensor: each process holds a slice of dimension 0
+(`Shard(0)`), its gradient and its optimizer states likewise. Checkpoints keep the layout of an unsharded trial, full
+tensors on the CPU: `parameters` {str(i): tensor shaped like trainable parameter i}, the optimizer's own state_dict
+with full state tensors, and the credit router's and objective's state. So a checkpoint written by a sharded trial
+resumes a sharded or an unsharded trial alike, and a single process can read it with `torch.load`.
 
 Gathering is collective (every process must call it, in the same order); only `keep` processes (the main one) keep
-the CPU copies, one tensor at a time, so no process holds more than one full tensor beyond what it keeps.
-Restoring slices each full tensor locally into the placement of the tensor it replaces (`distribute_tensor` with
-no source rank: no communication).
+the CPU copies, one tensor at a time, so no process holds more than one full tensor beyond what it keeps. Restoring
+slices each full tensor locally into the placement of the tensor it replaces (`distribute_tensor` with no source
+rank: no communication).
 """
 
 from __future__ import annotations

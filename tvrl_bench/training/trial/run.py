@@ -7,7 +7,7 @@ process was SIGKILLed), is marked KILLED. A finished trial rerun starts anew.
 Failures: a non-finite reward/loss/gradient or any error marks the run FAILED and keeps the checkpoint; SIGTERM
 or Ctrl-C stops at the next step boundary, saves a checkpoint and marks the run KILLED. A trial that fails
 before its run exists (its components cannot be built) gets a FAILED run too, so reports list it.
-Ownership: one process at a time runs a trial key; its folder's lock (training/lock.py) is held throughout.
+Ownership: one process at a time runs a trial key; its folder's lock (training/trial/lock.py) is held throughout.
 
 This module orchestrates; the parts live beside it: trial_options.py (options, result, run name and tags),
 trial_checks.py (what is refused before training), trial_build.py (gin building, errors as FILE:LINE),
@@ -23,18 +23,18 @@ from pathlib import Path
 from tvrl_bench import config as gin_config
 from tvrl_bench.tracking import params as run_params
 from tvrl_bench.tracking.mlflow_run import TrialTracker
-from tvrl_bench.training.checkpoint import CheckpointDir, CheckpointError
-from tvrl_bench.training.distributed import Processes
-from tvrl_bench.training.failed_runs import first_line, record_failure
-from tvrl_bench.training.identity import trial_key
-from tvrl_bench.training.lock import FolderLock
+from tvrl_bench.training.trial.checkpoint import CheckpointDir, CheckpointError
+from tvrl_bench.training.parallel.distributed import Processes
+from tvrl_bench.training.trial.failed_runs import first_line, record_failure
+from tvrl_bench.training.trial.identity import trial_key
+from tvrl_bench.training.trial.lock import FolderLock
 from tvrl_bench.training.loop import Trainer
-from tvrl_bench.training.media_hooks import tracking_hooks
+from tvrl_bench.training.trial.media_hooks import tracking_hooks
 from tvrl_bench.training.settings import TrialSettings
-from tvrl_bench.training.sharding import ShardingSettings
-from tvrl_bench.training.trial_build import build_settings, build_sharding, locate_values
-from tvrl_bench.training.trial_checks import check_prompts, check_values
-from tvrl_bench.training.trial_options import TrialOptions, TrialResult, run_name, run_tags
+from tvrl_bench.training.parallel.sharding import ShardingSettings
+from tvrl_bench.training.trial.build import build_settings, build_sharding, locate_values
+from tvrl_bench.training.trial.checks import check_prompts, check_values
+from tvrl_bench.training.trial.options import TrialOptions, TrialResult, run_name, run_tags
 
 __all__ = ["TrialOptions", "TrialResult", "TrialSettings", "check_values", "run_trial"]
 

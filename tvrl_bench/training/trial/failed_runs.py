@@ -9,7 +9,7 @@ import gin
 from tvrl_bench import config as gin_config, registry
 from tvrl_bench.tracking import params as run_params
 from tvrl_bench.tracking.mlflow_run import record_failed_run
-from tvrl_bench.training.trial_options import TrialOptions, run_tags
+from tvrl_bench.training.trial.options import TrialOptions, run_tags
 
 log = logging.getLogger("tvrl_bench.trial")
 

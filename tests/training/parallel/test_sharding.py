@@ -1,6 +1,6 @@
-"""FSDP2 sharding (training/sharding.py): the units and mixed precision the config asks for, on accelerate's path
-and torch's; gathered checkpoints; and real trials over 2 CPU processes (gloo) that end with the parameters of
-the same trial trained without sharding, uninterrupted and after a resume from a sharded checkpoint."""
+"""FSDP2 sharding (training/parallel/sharding.py): the units and mixed precision the config asks for, on
+accelerate's path and torch's; gathered checkpoints; and real trials over 2 CPU processes (gloo) that end with the
+parameters of the same trial trained without sharding, uninterrupted and after a resume from a sharded checkpoint."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import torch
 from tests.cli.test_train import bindings, digests, runs, train
 from tests.support import console_script
 from tvrl_bench.config import ConfigError
-from tvrl_bench.training.sharding import BLOCK_CLASS, ShardingSettings, shard_policy
+from tvrl_bench.training.parallel.sharding import BLOCK_CLASS, ShardingSettings, shard_policy
 
 LAUNCH = ["launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no",
           "--dynamo_backend", "no", "-m", "tvrl_bench.cli.train"]
@@ -40,7 +40,7 @@ def one_process_group():
 
 
 def processes(accelerate: bool, settings: ShardingSettings):
-    """What shard_policy reads of training/distributed.py's Processes; for accelerate's path a stand-in of the
+    """What shard_policy reads of training/parallel/distributed.py's Processes; for accelerate's path a stand-in of the
     Accelerator with the plugin (accelerate itself runs CPU processes without FSDP)."""
     accelerator = types.SimpleNamespace(state=types.SimpleNamespace(fsdp_plugin=settings.accelerate_plugin()),
                                         mixed_precision="no", is_main_process=True, device=torch.device("cpu"))
@@ -96,7 +96,7 @@ def test_gathered_state_round_trips_into_a_fresh_sharded_policy_with_muon(tiny_p
     from tvrl_bench.objectives.reference import MovingReference
     from tvrl_bench.policies.toy import ToyPolicy
     from tvrl_bench.training.optimizers import MuonWithAdamW
-    from tvrl_bench.training.sharded_state import (gather_tree, load_parameters, parameter_digest,
+    from tvrl_bench.training.parallel.sharded_state import (gather_tree, load_parameters, parameter_digest,
                                                    shard_optimizer_state, shard_tree)
 
     settings = ShardingSettings(enabled=True)

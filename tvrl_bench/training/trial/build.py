@@ -6,7 +6,7 @@ import re
 
 from tvrl_bench import config as gin_config, registry
 from tvrl_bench.training.settings import TrialSettings
-from tvrl_bench.training.sharding import ShardingSettings
+from tvrl_bench.training.parallel.sharding import ShardingSettings
 
 
 def build_sharding(loaded: gin_config.LoadedConfig) -> ShardingSettings:

@@ -7,7 +7,7 @@ submodules become their own shard units (`units`, by class name: each transforme
 optimizer is built:
 
 - on GPUs through accelerate's FSDP plugin (`accelerate_plugin`, given to the Accelerator by
-  `training/distributed.py::Processes`; `fsdp_version=2`, so accelerate calls torch's `fully_shard`);
+  `training/parallel/distributed.py::Processes`; `fsdp_version=2`, so accelerate calls torch's `fully_shard`);
 - on the CPU (accelerate runs several CPU processes as MULTI_CPU and ignores an FSDP plugin) through torch's
   `fully_shard` directly, with the same units, mixed-precision policy and checkpoint wrappers.
 
@@ -18,7 +18,7 @@ sharding) switches it to diffusers' forward (same weights, same result to float 
 included, reshards after its forward: nothing keeps gathered copies between forwards, so optimizer steps and
 reference swaps (KL, anchor) always act on what the next forward gathers. Gradients of sharded parameters are
 reduce-scattered (averaged) by FSDP itself; checkpoints, parameter digests and evaluation are handled by
-`training/sharded_state.py` and `training/sharded_eval.py`.
+`training/parallel/sharded_state.py` and `training/parallel/sharded_eval.py`.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from tvrl_bench.registry import register
 
 if TYPE_CHECKING:
     from tvrl_bench.policies.base import Policy
-    from tvrl_bench.training.distributed import Processes
+    from tvrl_bench.training.parallel.distributed import Processes
 
 log = logging.getLogger("tvrl_bench.trial")
 

@@ -11,8 +11,8 @@ from tvrl_bench.objectives.grpo import CreditWeightedGRPO
 from tvrl_bench.policies.toy import ToyPolicy
 from tvrl_bench.samplers.flow import FlowSampler
 from tvrl_bench.training.schedule import Schedule
-from tvrl_bench.training.rollout import sample_rollouts
-from tvrl_bench.training.update import RatioCheckError, accumulate_policy_gradient
+from tvrl_bench.training.step.rollout import sample_rollouts
+from tvrl_bench.training.step.update import RatioCheckError, accumulate_policy_gradient
 
 PROMPTS = ["a red circle moving right on a black background"] * 2 + ["a blue square moving up on a white background"] * 2
 

@@ -119,7 +119,7 @@ class CheckpointDir:
         """Save the state after `step` completed steps (the next step to run is `step`).
 
         parameters: {str(i): full tensor of trainable parameter i}; optimizer: the optimizer, or its state_dict
-        already gathered (a sharded trial's, training/sharded_state.py).
+        already gathered (a sharded trial's, training/parallel/sharded_state.py).
         """
         import torch
 

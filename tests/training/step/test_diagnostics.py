@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from tvrl_bench.training.diagnostics import check_kind, floor_fraction, group_spread, reward_per_kind
+from tvrl_bench.training.step.diagnostics import check_kind, floor_fraction, group_spread, reward_per_kind
 
 
 def test_group_spread_counts_groups_without_reward_spread():

@@ -3,11 +3,11 @@
 Under `accelerate launch --num_processes N` each process samples its share of the step's prompts; rewards are
 gathered before group advantages, and gradients of the trainable parameters are averaged across processes
 before the optimizer step (the policy is called through its own methods, not a DDP forward, so the all-reduce is
-explicit). Parameters sharded by FSDP (training/sharding.py) are skipped: FSDP reduce-scatters (averages) their
+explicit). Parameters sharded by FSDP (training/parallel/sharding.py) are skipped: FSDP reduce-scatters (averages) their
 gradients itself. In a plain single process every operation is the identity.
 
 With `training.sharding.enabled` on GPUs, the Accelerator is built with accelerate's FSDP plugin (FSDP2); on the
-CPU accelerate runs MULTI_CPU without FSDP and `training/sharding.py` applies torch's `fully_shard` directly.
+CPU accelerate runs MULTI_CPU without FSDP and `training/parallel/sharding.py` applies torch's `fully_shard` directly.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import torch
 
 if TYPE_CHECKING:
-    from tvrl_bench.training.sharding import ShardingSettings
+    from tvrl_bench.training.parallel.sharding import ShardingSettings
 
 
 class Processes:

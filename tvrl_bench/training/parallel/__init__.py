@@ -1,0 +1,1 @@
+"""Training over several processes: process groups, FSDP sharding, and sharded state and evaluation."""
