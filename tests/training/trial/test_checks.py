@@ -1,18 +1,13 @@
-"""training/trial/run.py's parts: config-time checks declared by component modules through the registry (the trial
-imports no concrete component), and every part importable on its own."""
+"""training/trial/checks.py: config-time checks declared by component modules through the registry, so the trial
+imports no concrete component (tests/test_layers.py enforces that for all of training/)."""
 
 from __future__ import annotations
-
-import ast
-import importlib
 
 import pytest
 
 from tvrl_bench import registry
-from tvrl_bench.config import PROJECT_ROOT, load_config
-from tvrl_bench.training.trial.run import check_values
-
-TRIAL_PARTS = ["trial", "trial_options", "trial_checks", "trial_build", "failed_runs", "media_hooks"]
+from tvrl_bench.config import load_config
+from tvrl_bench.training.trial.checks import check_values
 
 
 @pytest.fixture
@@ -48,15 +43,3 @@ def test_the_prompt_file_check_is_declared_by_its_component_module():
     from tvrl_bench.datasets.files import check_bound_prompt_files
 
     assert check_bound_prompt_files in registry._CONFIG_CHECKS
-
-
-@pytest.mark.parametrize("part", TRIAL_PARTS)
-def test_no_trial_part_imports_a_concrete_component_module(part):
-    importlib.import_module(f"tvrl_bench.training.{part}")
-    path = PROJECT_ROOT / "tvrl_bench" / "training" / f"{part}.py"
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    imported = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module]
-    imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
-    families = [f.package for f in registry.FAMILIES.values() if f.name != "training"]
-    concrete = [m for m in imported if any(m.startswith(p + ".") for p in families) and not m.endswith(".base")]
-    assert concrete == [], f"{path.name} imports {concrete}"
