@@ -14,7 +14,7 @@ RECORDED = Path(__file__).with_name("toy_operative_params.json")
 
 
 def test_the_toy_profile_logs_the_recorded_params():
-    from tvrl_bench.training.trial.run import TrialSettings
+    from tvrl_bench.training.settings import TrialSettings
 
     load_config(["components/profiles/toy.gin"], ["TRAIN_STEPS = 60", "training.trial.steps = %TRAIN_STEPS"])
     TrialSettings()  # what a trial builds

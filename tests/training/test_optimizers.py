@@ -10,7 +10,7 @@ import torch
 from tvrl_bench.config import PROJECT_ROOT, ConfigError, load_config
 from tvrl_bench.training.muon import Muon
 from tvrl_bench.training.optimizers import MuonWithAdamW, OptimizerChoice
-from tvrl_bench.training.trial.run import check_values
+from tvrl_bench.training.trial.checks import check_values
 
 
 def test_split_optimizer_matches_muon_and_adamw_run_apart():

@@ -28,13 +28,13 @@ from tvrl_bench.sweeps.failures import end_parent, last_error_line, record_failu
 from tvrl_bench.sweeps.outcome import SweepOptions, SweepSummary
 from tvrl_bench.sweeps.plan import TrialSpec, expand, load_study
 from tvrl_bench.sweeps.state import StudyTracker
-from tvrl_bench.sweeps.stop_request import STOP_SIGNALS, StopRequest
+from tvrl_bench.sweeps.stop_request import StopRequest
 from tvrl_bench.sweeps.study import Study
 from tvrl_bench.sweeps.view import study_links
 from tvrl_bench.tracking.store import tracking_errors
 from tvrl_bench.training.trial.lock import FolderLock, TrialBusy, holder
 
-__all__ = ["STOP_SIGNALS", "SWEEP_LOCK", "SweepOptions", "SweepSummary", "check_not_running", "describe_plan",
+__all__ = ["SWEEP_LOCK", "SweepOptions", "SweepSummary", "check_not_running", "describe_plan",
            "last_error_line", "plan", "regenerate_tables", "run_sweep", "trial_command"]
 
 log = logging.getLogger("tvrl_bench.sweeps")

@@ -134,7 +134,7 @@ def expand(study: Study, study_file: str, overrides: list[str] = ()) -> list[Tri
 
 def check_trial_config(loaded: gin_config.LoadedConfig) -> None:
     """What can be checked of a trial without building it: its training values and its prompt files."""
-    from tvrl_bench.training.trial.run import check_values
+    from tvrl_bench.training.trial.checks import check_values
 
     check_values(loaded)
 

@@ -36,7 +36,7 @@ from tvrl_bench.training.trial.build import build_settings, build_sharding, loca
 from tvrl_bench.training.trial.checks import check_prompts, check_values
 from tvrl_bench.training.trial.options import TrialOptions, TrialResult, run_name, run_tags
 
-__all__ = ["TrialOptions", "TrialResult", "TrialSettings", "check_values", "run_trial"]
+__all__ = ["TrialOptions", "TrialResult", "run_trial"]
 
 log = logging.getLogger("tvrl_bench.trial")
 
