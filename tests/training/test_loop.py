@@ -247,8 +247,9 @@ def test_state_is_a_copy_of_the_trained_parameters(tiny_policy_path, tmp_path):
     assert not torch.equal(state["0"], t.parameters[0].detach().cpu())
 
 
-CONTRACT = {"credit_layout", "advantages", "reference", "loss", "after_update", "state_dict", "load_state_dict",
-            "method"}
+CONTRACT = {"credit_layout", "advantages", "reference", "old", "update", "needs_old_means", "loss", "after_update",
+            "state_dict", "load_state_dict", "method",
+            "timesteps", "levels", "units", "matching_loss"}  # the last four: a matching objective's parts
 
 
 class ContractOnly(Objective):
@@ -270,7 +271,9 @@ class ContractOnly(Objective):
     ("components/objectives/grpo_kl.gin", []),  # a KL term to the pretrained policy
     ("components/objectives/tvrl_official.gin", ["objectives.tvrl_official.mode = 'question'",
                                                  "objectives.tvrl_official.refresh_every = 1"]),
-], ids=["pretrained_kl", "per_check_moving_kl"])
+    ("components/objectives/nft.gin", ["objectives.nft.old_decay = 0.5"]),  # a matching objective, moving old policy
+    ("components/objectives/grpo_guard.gin", []),  # transitions with the sampling-time means
+], ids=["pretrained_kl", "per_check_moving_kl", "nft_moving_old", "grpo_guard"])
 def test_the_trainer_calls_the_objectives_parts_without_asking_it_anything_else(tiny_policy_path, tmp_path, preset,
                                                                              bindings):
     def train(folder, strict: bool):

@@ -178,6 +178,12 @@ class ToyEvaluator(Evaluator):
             return self.motion_of(self.velocity(sorted(largest.values(), key=lambda b: b.frame))) == spec.motion
         raise ValueError(f"evaluators.toy cannot answer a '{spec.kind}' check")
 
+    def verdicts(self, video: np.ndarray, specs: list[CheckSpec]) -> list[bool]:
+        """The yes (True) / no answers to `specs` for one video[F, 3, H, W] (a float array in [0, 1])."""
+        labels = self.segment(video)
+        blobs = self.blobs(labels)
+        return [self.answer(spec, labels, blobs) for spec in specs]
+
     # --- the contract -----------------------------------------------------------------------------------------
     def evaluate_detailed(
         self, videos: torch.Tensor, prompts: list[str], checks: list[tuple[str, ...]]
@@ -200,9 +206,7 @@ class ToyEvaluator(Evaluator):
                     specs.append(parse_check(text))
                 except ValueError as exc:
                     raise ValueError(f"evaluators.toy, video {i} ({prompt!r}): {exc}") from None
-            labels = self.segment(video)
-            blobs = self.blobs(labels)
-            answers = [self.answer(spec, labels, blobs) for spec in specs]
+            answers = self.verdicts(video, specs)
             mine: dict[str, list[bool]] = {}
             for spec, yes in zip(specs, answers):
                 pooled[spec.category].append(yes)

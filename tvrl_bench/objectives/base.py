@@ -10,6 +10,8 @@ from tvrl_bench.credit.weights import MERGED, CreditWeights
 from tvrl_bench.objectives.reference import PretrainedReference, Reference
 from tvrl_bench.objectives.step_rewards import StepRewards
 
+TRANSITIONS, MATCHING = "transitions", "matching"
+
 
 class Objective:
     """What the trainer calls, each without asking the objective anything first:
@@ -21,17 +23,28 @@ class Objective:
     - `reference`: the KL term's reference policy (objectives/reference.py: `bind`, `context`,
       `keeps_policy_copy`; its `after_update` and `state_dict` are the objective's to call), None without a KL
       term; the update computes a KL term exactly when there is one.
+    - `old`: a slowly moving copy of the policy a matching objective compares against (objectives/matching.py),
+      None otherwise; bound like `reference`, its `after_update` is the objective's to call.
     - `loss(logp_new[B, S, N], logp_old[B, S, N], advantages[B] or [B, K], weights: CreditWeights,
       kl[B, S] | None) -> (loss, stats)`.
     - `after_update(stats)` after each optimizer step, `state_dict` / `load_state_dict` (what a checkpoint keeps).
+
+    `update` says which pass of the trainer computes the loss: "transitions" (this contract: the trained
+    transitions' log-probs, training/step/update.py) or "matching" (flow matching on the rollouts' clean samples,
+    objectives/matching.py, training/step/matching.py). `needs_old_means`: the update also hands `loss` the
+    transitions' mean shift against the sampling-time means (`guard=GuardTerms`, objectives/losses.py), which the
+    rollout then keeps.
 
     `method` is the method label its trials carry (tracking/params.py::method_of); None defers to the credit
     router's. `clip_range` and `kl_beta` (a KL term to the pretrained policy when > 0) are constructor arguments.
     """
 
     method: str | None = None
+    update: str = TRANSITIONS
+    needs_old_means: bool = False
     credit_layout: str = MERGED
     reference: Reference | None = None
+    old: Reference | None = None
 
     def __init__(self, clip_range: float = 1e-4, kl_beta: float = 0.0):
         if clip_range <= 0:
@@ -67,8 +80,14 @@ class Objective:
         advantages: torch.Tensor,
         weights: CreditWeights,
         kl: torch.Tensor | None = None,
+        guard: Any = None,
     ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        loss, stats = self.policy_loss(logp_new, logp_old, advantages, weights)
+        """The policy loss plus kl_beta * mean(kl); `guard` is given only to objectives that need old means."""
+        return self.with_kl(*self.policy_loss(logp_new, logp_old, advantages, weights), kl)
+
+    def with_kl(self, loss: torch.Tensor, stats: dict[str, torch.Tensor],
+                kl: torch.Tensor | None) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """(loss + kl_beta * mean(kl[B, S]), stats with policy_loss and kl) when kl_beta > 0, else the policy loss."""
         stats = {**stats, "policy_loss": loss.detach()}
         if self.kl_beta > 0:
             if kl is None:

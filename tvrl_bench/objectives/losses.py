@@ -6,6 +6,8 @@ the mean of its elements' log-densities), advantages[B], credit weights[B, N] wi
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
 
@@ -70,3 +72,23 @@ def gaussian_mean_kl(mean: torch.Tensor, mean_ref: torch.Tensor, var: torch.Tens
     """
     kl = (mean.to(torch.float32) - mean_ref.detach().to(torch.float32)) ** 2 / (2 * var)
     return kl.reshape(kl.shape[0], -1).mean(dim=1)
+
+
+@dataclass
+class GuardTerms:
+    """Per trained transition and token: shift[B, S, N] = mean over the token's elements of (mu - mu_old)^2 (the
+    transition mean now against at sampling time; with gradients), std[B, S, N] = sqrt(Var) of the step."""
+
+    shift: torch.Tensor
+    std: torch.Tensor
+
+
+def guarded_grpo_loss(logp_new: torch.Tensor, logp_old: torch.Tensor, advantages: torch.Tensor,
+                      weights: torch.Tensor, guard: GuardTerms,
+                      clip_range: float) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """GRPO-Guard's loss (objectives/guard.py): logp[B, S, N], advantages[B], weights[B, N]; mean over (i, t) of
+    -min(rho A, clip(rho) A) with log rho = (1/N) sum_n w_n (std_n (l_new,n - l_old,n) + shift_n / (2 std_n))."""
+    per_token = guard.std * (logp_new - logp_old.detach()) + guard.shift / (2 * guard.std)
+    log_ratio = weighted_log_prob(per_token, weights)
+    loss = clipped_surrogate(torch.exp(log_ratio), advantages[:, None], clip_range).mean()
+    return loss, ratio_stats(log_ratio, clip_range)

@@ -1,4 +1,4 @@
-"""The reference policy of an objective's KL term: the part of the objective the trainer asks for it.
+"""The reference policy of an objective's KL term (or a matching objective's old policy): what the trainer asks of it.
 
 An objective with a KL term holds one in `Objective.reference` (None without a KL term). The trainer calls
 `bind(parameters)` once before training, keeps the policy's own pretrained copy when `keeps_policy_copy`
@@ -7,8 +7,10 @@ calls `after_update` after each optimizer step and keeps `state_dict` in its own
 
 - `Reference`: the contract.
 - `PretrainedReference`: the pretrained policy (the policy's own copy, adapters off).
-- `RefreshedReference`: the official TVRL reference, a snapshot of the trainable parameters (`MovingReference`)
-  taken at `bind` time and reloaded from the policy every few optimizer steps (`objectives/kl.py::RefreshSchedule`).
+- `SnapshotReference`: a copy of the trainable parameters (`MovingReference`) taken at `bind` time and swapped in
+  by `context`. `RefreshedReference`, the official TVRL reference, reloads it from the policy every few optimizer
+  steps (`objectives/kl.py::RefreshSchedule`); `MovingAverageReference`, DiffusionNFT's old policy, moves it toward
+  the policy after every optimizer step (an exponential moving average).
 """
 
 from __future__ import annotations
@@ -54,11 +56,11 @@ class PretrainedReference(Reference):
         return policy.reference()
 
 
-class RefreshedReference(Reference):
-    """A snapshot of the trainable parameters, reloaded from the policy after every `every`-th optimizer step."""
+class SnapshotReference(Reference):
+    """A copy of the trainable parameters, taken at `bind` (the initial policy) and swapped in by `context`; how it
+    follows the policy afterwards is the subclass's `after_update`."""
 
-    def __init__(self, every: int = 10):
-        self.schedule = RefreshSchedule(every)
+    def __init__(self) -> None:
         self.moving: MovingReference | None = None
 
     def bind(self, parameters: list[torch.nn.Parameter]) -> None:
@@ -69,11 +71,6 @@ class RefreshedReference(Reference):
         """The snapshot swapped into the parameters (before `bind`: the policy as it is)."""
         return nullcontext() if self.moving is None else self.moving.swapped()
 
-    def after_update(self, optimizer_steps: int) -> None:
-        """Reload the snapshot from the policy when the schedule says so after this many optimizer steps."""
-        if self.moving is not None and self.schedule.due(optimizer_steps):
-            self.moving.refresh()
-
     def state_dict(self) -> dict:
         """The snapshot's state once bound, else nothing."""
         return {} if self.moving is None else self.moving.state_dict()
@@ -82,6 +79,37 @@ class RefreshedReference(Reference):
         """Restore the snapshot (bound: a reference not yet bound has nothing to restore into)."""
         if self.moving is not None and state:
             self.moving.load_state_dict(state)
+
+
+class RefreshedReference(SnapshotReference):
+    """A snapshot of the trainable parameters, reloaded from the policy after every `every`-th optimizer step."""
+
+    def __init__(self, every: int = 10):
+        super().__init__()
+        self.schedule = RefreshSchedule(every)
+
+    def after_update(self, optimizer_steps: int) -> None:
+        """Reload the snapshot from the policy when the schedule says so after this many optimizer steps."""
+        if self.moving is not None and self.schedule.due(optimizer_steps):
+            self.moving.refresh()
+
+
+class MovingAverageReference(SnapshotReference):
+    """An exponential moving average of the trainable parameters (DiffusionNFT's slowly moving old policy):
+    after every optimizer step, old <- decay * old + (1 - decay) * parameters; it starts as the initial policy."""
+
+    def __init__(self, decay: float):
+        super().__init__()
+        if not 0.0 < decay < 1.0:
+            raise ValueError(f"the moving average's decay must be in (0, 1), got {decay}")
+        self.decay = decay
+
+    def after_update(self, optimizer_steps: int) -> None:
+        """old <- decay * old + (1 - decay) * parameters."""
+        if self.moving is not None:
+            with torch.no_grad():
+                for old, p in zip(self.moving.snapshot, self.moving.parameters):
+                    old.lerp_(p.detach(), 1.0 - self.decay)
 
 
 class MovingReference:

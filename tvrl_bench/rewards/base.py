@@ -12,6 +12,8 @@ from abc import ABC, abstractmethod
 import torch
 from torch import nn
 
+from tvrl_bench.objectives.advantages import group_advantages
+
 
 class Reward(nn.Module, ABC):
     """A frozen critic. Subclasses implement `score_pairs`; `score` and the pair expansion are shared."""
@@ -48,6 +50,26 @@ class Reward(nn.Module, ABC):
         raise NotImplementedError(f"{type(self).__name__} has no score_with_maps")
 
     scores_jointly: bool = False
+
+    # A reward made of several critics (`rewards.combined`) names them in `critics()`; the trainer scores each on
+    # its own (`training.step.scoring.score_videos`), asks this reward to `combine` their check scores, logs each
+    # critic's reward, and takes the credit map from the critic named here.
+    credit_from: str | None = None
+
+    def critics(self) -> dict[str, "Reward"]:
+        """{name: critic} of a reward made of several critics; {} for a critic scored on its own (the default)."""
+        return {}
+
+    def combine(self, scores: dict[str, torch.Tensor]) -> torch.Tensor:
+        """A combined reward's check scores [B, K] from each of its critics' [B, K] (see `critics`)."""
+        raise NotImplementedError(f"{type(self).__name__} is not made of several critics")
+
+    def group_advantages(self, rewards: torch.Tensor, by_critic: dict[str, torch.Tensor], groups: torch.Tensor,
+                         std_mode: str, eps: float, clip: float | None) -> torch.Tensor:
+        """The step's group advantages [B] from the rollouts' rewards[B] (every process's), their group ids[B]
+        and, for a combined reward, each critic's rewards `by_critic` ({name: [B]}): by default GRPO's
+        (`objectives.advantages.group_advantages`) on `rewards`."""
+        return group_advantages(rewards, groups, std_mode, eps, clip)
 
     def freeze(self) -> "Reward":
         """Make every parameter frozen and the module eval-mode; call at the end of `__init__`."""

@@ -40,7 +40,7 @@ from tvrl_bench.training.step.anchor import accumulate_anchor_gradient
 from tvrl_bench.training.step.batch_split import BatchSplit
 from tvrl_bench.training.step.collect import StepBatch, TrialFailed, collect_batch, keeps_rollout_graph
 from tvrl_bench.training.step.metrics import step_metrics
-from tvrl_bench.training.step.update import accumulate_policy_gradient
+from tvrl_bench.training.step.objective_pass import accumulate_objective_gradient
 from tvrl_bench.training.trial.checkpoint import CheckpointDir
 
 __all__ = ["Hooks", "StepBatch", "StepOutput", "StopRequested", "Trainer", "TrialFailed"]
@@ -69,8 +69,9 @@ class Trainer:
         self.parameters = self.policy.trainable_parameters()
         self.optimizer = settings.optimizer.build(self.parameters)
         reference = settings.objective.reference  # the KL term's reference policy; None without one
-        if reference is not None:
-            reference.bind(self.parameters)
+        for copy in (reference, settings.objective.old):  # a matching objective's old policy is bound alike
+            if copy is not None:
+                copy.bind(self.parameters)
         if (reference is not None and reference.keeps_policy_copy) or settings.anchor_weight > 0:
             self.policy.keep_reference()  # now, before any checkpoint is loaded: a resumed trial keeps it
         split = BatchSplit.of(settings.prompts_per_step, settings.group_size, settings.minibatches,
@@ -137,11 +138,8 @@ class Trainer:
         s, device = self.s, self.processes.device
         rows_per = len(batch.prompts) // s.minibatches
         rows = torch.arange(minibatch * rows_per, (minibatch + 1) * rows_per, device=device)
-        stats = accumulate_policy_gradient(
-            self.policy, s.sampler, s.objective, batch.rollout, batch.cond, rows, batch.advantages, batch.weights,
-            self.micro_batch,
-            check_ratio_tolerance=s.ratio_tolerance if minibatch == 0 else None, balance=self.balance,
-        )
+        stats = accumulate_objective_gradient(s, self.policy, self.processes, batch, rows, minibatch,
+                                              self.micro_batch, self.balance)
         if s.anchor_weight > 0:
             stats["anchor"] = accumulate_anchor_gradient(
                 self.policy, batch.rollout, batch.cond, rows, s.anchor_weight, self.micro_batch,

@@ -3,13 +3,13 @@ the rewards into advantages and the critic's gradients into credit maps (no grad
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from tvrl_bench.credit.weights import CreditWeights, route
-from tvrl_bench.objectives.advantages import group_advantages
+from tvrl_bench.objectives.base import TRANSITIONS
 from tvrl_bench.objectives.step_rewards import StepRewards
 from tvrl_bench.policies.base import Policy
 from tvrl_bench.prompts import PromptItem
@@ -32,7 +32,8 @@ class StepBatch:
     grads), all_rewards[B_all] and all_groups[B_all] (every process; rollouts of a prompt share a group id),
     all_advantages[B_all] or [B_all, K] and advantages[B] or [B, K] (this process's) as the objective's loss uses
     them, weights (the credit in the layout the loss takes; weights.merged[B, T', H', W'] is the map the step logs),
-    step (the optimizer step it was collected for).
+    step (the optimizer step it was collected for), all_critic_rewards ({name: R_j[B_all]} of each critic of a
+    reward made of several, every process's; {} otherwise).
     """
 
     prompts: list[str]
@@ -47,13 +48,15 @@ class StepBatch:
     advantages: torch.Tensor
     weights: CreditWeights
     step: int = 0
+    all_critic_rewards: dict[str, torch.Tensor] = field(default_factory=dict)
 
 
 def keeps_rollout_graph(s: TrialSettings, sharded: bool) -> bool:
     """Whether the rollout keeps its trained steps' graphs for the update (TrialSettings.keep_rollout_graph, where
-    it applies: one update per step, no KL reference, every rollout training the same steps, an unsharded policy)."""
+    it applies: one update per step, no KL reference, every rollout training the same steps, an unsharded policy, an
+    objective that trains on the transitions' log-probs alone)."""
     return (s.keep_rollout_graph and s.minibatches == 1 and s.objective.reference is None and not s.schedule.shuffle
-            and not sharded)
+            and not sharded and s.objective.update == TRANSITIONS and not s.objective.needs_old_means)
 
 
 def collect_batch(s: TrialSettings, policy: Policy, processes: Processes, items: list[PromptItem],
@@ -67,7 +70,7 @@ def collect_batch(s: TrialSettings, policy: Policy, processes: Processes, items:
     cond = policy.encode(prompts)
     rollout = sample_rollouts(policy, s.sampler, s.schedule, cond, len(prompts),
                               generator(s.seed, "rollout", step, processes.rank), micro_batch, s.group_size,
-                              keep_graph)
+                              keep_graph, keep_means=s.objective.needs_old_means)
     with torch.no_grad():
         video = torch.cat([policy.decode(rollout.final[c]) for c in chunks(len(prompts), micro_batch)])
     scored = score_videos(s.reward, video, prompts, checks, need_grads=s.credit.needs_grads, space=s.credit.grad_space)
@@ -75,7 +78,9 @@ def collect_batch(s: TrialSettings, policy: Policy, processes: Processes, items:
     if not torch.isfinite(all_rewards).all():
         raise TrialFailed(f"step {step}: the critic returned a non-finite reward ({all_rewards.tolist()})")
     all_groups = processes.gather(groups.to(device)).cpu()
-    all_advantages = group_advantages(all_rewards.cpu(), all_groups, s.advantage_std, s.advantage_eps, s.advantage_clip)
+    by_critic = {name: processes.gather(r.to(torch.float32).to(device)).cpu() for name, r in scored.by_critic.items()}
+    all_advantages = s.reward.group_advantages(all_rewards.cpu(), by_critic, all_groups, s.advantage_std,
+                                               s.advantage_eps, s.advantage_clip)
 
     def every_check() -> tuple[torch.Tensor, torch.Tensor]:
         return (processes.gather(scored.scores.to(torch.float32).to(device)).cpu(),
@@ -86,4 +91,4 @@ def collect_batch(s: TrialSettings, policy: Policy, processes: Processes, items:
     mine = slice(processes.rank * len(prompts), (processes.rank + 1) * len(prompts))
     weights = route(s.credit, scored.grads, video, policy.token_grid, scored.mask, s.objective.credit_layout, device)
     return StepBatch(prompts, checks, cond, rollout, video, scored, all_rewards, all_groups,
-                     all_advantages, all_advantages[mine].to(device), weights, step)
+                     all_advantages, all_advantages[mine].to(device), weights, step, by_critic)

@@ -8,8 +8,10 @@ from tvrl_bench.training.step import diagnostics
 from tvrl_bench.training.step.collect import StepBatch
 from tvrl_bench.training.settings import TrialSettings
 
-# Statistics that an objective or the anchor reports only when it computes them.
-OPTIONAL = ("kl", "kl_coef", "kl_moving", "kl_stepwise", "anchor")
+# Statistics that an objective or the anchor reports only when it computes them (the ratio statistics: objectives
+# with a policy ratio; nft_* and dpo_*: those objectives' own; matching_units: rollouts or pairs a matching pass used).
+OPTIONAL = ("ratio_mean", "clipfrac", "approx_kl", "kl", "kl_coef", "kl_moving", "kl_stepwise", "anchor",
+            "nft_positive", "nft_negative", "nft_r", "dpo_accuracy", "dpo_margin", "matching_units")
 
 
 def step_metrics(s: TrialSettings, batch: StepBatch, totals: dict[str, float], grad_norms: list[float],
@@ -19,9 +21,6 @@ def step_metrics(s: TrialSettings, batch: StepBatch, totals: dict[str, float], g
         "train/reward_mean": float(batch.all_rewards.mean()),
         "train/reward_std": float(batch.all_rewards.std(unbiased=False)),
         "train/loss": totals["loss"],
-        "train/ratio_mean": totals["ratio_mean"],
-        "train/clipfrac": totals["clipfrac"],
-        "train/approx_kl": totals["approx_kl"],
         "train/grad_norm": sum(grad_norms) / len(grad_norms),
         "train/credit_entropy": float(entropy.mean()),
         "train/advantage_abs": float(batch.all_advantages.abs().mean()),
@@ -30,6 +29,8 @@ def step_metrics(s: TrialSettings, batch: StepBatch, totals: dict[str, float], g
         **diagnostics.reward_per_kind(batch.scored.scores.cpu(), s.reward.questions(batch.checks)),
         "time/step_s": seconds,
     }
+    for name, rewards in batch.all_critic_rewards.items():  # each critic of a reward made of several
+        metrics[f"train/reward_{name}_mean"] = float(rewards.mean())
     if s.reward.floor_score is not None:
         metrics["train/floor_fraction"] = diagnostics.floor_fraction(batch.scored.scores, batch.scored.mask, s.reward.floor_score)
     for name in OPTIONAL:

@@ -31,6 +31,8 @@ class Rollout:
     noise_block: latent positions (frames, rows, columns) that share one noise value (samplers/noise_blocks.py).
     graphs: {step: per-token log-probs [B, N] of that trained step with the policy's autograd graph}, when sampled
     with keep_graph (every rollout then trains the same steps); empty otherwise.
+    means: [B, S, C, T, H, W] each step's transition mean at sampling time (the next state on ODE steps), when
+    sampled with keep_means (objectives that compare against it, Objective.needs_old_means); None otherwise.
     """
 
     latents: torch.Tensor
@@ -39,6 +41,7 @@ class Rollout:
     trained: torch.Tensor
     noise_block: Block = ELEMENT
     graphs: dict[int, torch.Tensor] = field(default_factory=dict)
+    means: torch.Tensor | None = None
 
     @property
     def final(self) -> torch.Tensor:
@@ -74,6 +77,7 @@ def sample_rollouts(
     micro_batch: int,
     group_size: int = 1,
     keep_graph: bool = False,
+    keep_means: bool = False,
 ) -> Rollout:
     """Sample `batch` trajectories (SDE on the schedule's stochastic steps, ODE elsewhere).
 
@@ -82,6 +86,7 @@ def sample_rollouts(
     with `schedule.shared_start` the rollouts of a group start from the same initial noise.
     keep_graph: run the trained steps with gradients and keep their log-probs' graphs in `Rollout.graphs` (the
     schedule must not shuffle, so every rollout trains the same steps); the samples are the same either way.
+    keep_means: keep every step's transition mean in `Rollout.means`.
     """
     if keep_graph and schedule.shuffle:
         raise ValueError("keeping the rollout's graph needs every rollout to train the same steps: "
@@ -94,6 +99,7 @@ def sample_rollouts(
     keep = set(schedule.trained_steps(1)[0].tolist()) if keep_graph else set()  # unshuffled: the same for all
     states = [x]
     log_probs = []
+    means = []
     graphs = {}
     for step in range(schedule.num_steps):
         s, s_next = sigmas[step], sigmas[step + 1]
@@ -105,8 +111,10 @@ def sample_rollouts(
                 x_next = x_next.detach()  # the sample is data for the later steps; only its log-prob keeps the graph
                 logp = latent_to_tokens(block_log_prob(sampler, x_next, mean, var, block), policy.token_grid)
             else:
-                x_next = sampler.ode_step(x, v, s, s_next)
+                x_next = mean = sampler.ode_step(x, v, s, s_next)
                 logp = torch.zeros(batch, _num_tokens(x, policy), device=device)
+            if keep_means:
+                means.append(mean.detach())
         if step in keep:
             graphs[step] = logp
             logp = logp.detach()
@@ -120,6 +128,7 @@ def sample_rollouts(
         trained=schedule.trained_steps(batch, generator).to(device),
         noise_block=block,
         graphs=graphs,
+        means=torch.stack(means, dim=1) if keep_means else None,
     )
 
 

@@ -7,7 +7,7 @@ give the B x K gradient maps (docs/method.md: never loop K backward passes).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -21,11 +21,13 @@ class Scores:
     (space "pixels"), or grads[B, K, Tc, Hc, Wc] on the critic's patch grid (space "critic"; see score_videos).
 
     The mask is moved to the scores' device: a critic on a GPU scores pairs whose mask was built on the CPU.
+    by_critic: each critic's own rewards R_j[B] when the reward is made of several (`Reward.critics`), else {}.
     """
 
     scores: torch.Tensor
     mask: torch.Tensor
     grads: torch.Tensor | None
+    by_critic: dict[str, torch.Tensor] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.mask = self.mask.to(self.scores.device)
@@ -48,16 +50,31 @@ def score_videos(
     (`Reward.sampled_frames`) get the linear interpolation in time of the sampled frames' maps
     (credit/temporal.py), so every latent frame receives credit. space "critic": grads[B, K, Tc, Hc, Wc] w.r.t. the
     critic's own input patches, from `Reward.score_with_maps`. A critic that scores a video's checks jointly
-    (`Reward.scores_jointly`) is always scored through `score_with_maps`.
+    (`Reward.scores_jointly`) is always scored through `score_with_maps`. A reward made of several critics
+    (`Reward.critics`) has each scored on its own, its check scores combined by `Reward.combine`, and the
+    gradients of its `credit_from` critic only.
     """
     if space not in GRAD_SPACES:
         raise ValueError(f"gradient space must be one of {GRAD_SPACES}, got '{space}'")
-    mask = reward.score_mask(checks)
+    if need_grads and not reward.grad_spaces:
+        raise ValueError(
+            f"the credit router needs gradient maps, but {type(reward).__name__} is not differentiable; route the "
+            "credit from another critic (rewards.combined.credit_from) or pick a router that needs none "
+            "(credit.uniform)"
+        )
     if need_grads and space not in reward.grad_spaces:
         raise ValueError(
             f"the credit router needs '{space}' gradient maps, but {type(reward).__name__} gives only "
             f"{', '.join(reward.grad_spaces)}; pick a pixel-space router (credit.window, credit.frame) for this critic"
         )
+    critics = reward.critics()
+    if critics:
+        scored = {name: score_videos(critic, video, prompts, checks, need_grads and name == reward.credit_from, space)
+                  for name, critic in critics.items()}
+        credit = scored[reward.credit_from]
+        return Scores(reward.combine({name: s.scores for name, s in scored.items()}), credit.mask, credit.grads,
+                      {name: s.rewards() for name, s in scored.items()})
+    mask = reward.score_mask(checks)
     if reward.scores_jointly or (need_grads and space == "critic"):
         with torch.set_grad_enabled(bool(need_grads)):
             scores, maps = reward.score_with_maps(video.detach(), prompts, checks, space if need_grads else None)

@@ -19,11 +19,12 @@ import torch
 
 from tvrl_bench.credit.weights import CreditWeights
 from tvrl_bench.objectives.base import Objective
+from tvrl_bench.objectives.losses import GuardTerms
 from tvrl_bench.objectives.reference import Reference
 from tvrl_bench.objectives.losses import gaussian_mean_kl
 from tvrl_bench.policies.base import Policy, index_cond
 from tvrl_bench.samplers.base import Sampler
-from tvrl_bench.samplers.noise_blocks import block_log_prob, block_mean
+from tvrl_bench.samplers.noise_blocks import block_log_prob, block_mean, expand_blocks
 from tvrl_bench.tokens import latent_to_tokens
 from tvrl_bench.training.step.rollout import Rollout, chunks
 
@@ -66,8 +67,10 @@ def accumulate_policy_gradient(
         for c in chunks(n_rows, micro_batch):
             idx = rows[c]
             check = check_ratio_tolerance if j == 0 and c.start == 0 else None
+            guard = None
             if kept is None:
-                logp_new, kl = _recomputed(policy, sampler, reference, rollout, cond, j, idx, check)
+                logp_new, kl, guard = _recomputed(policy, sampler, reference, rollout, cond, j, idx, check,
+                                                  objective.needs_old_means)
             else:
                 logp_new, kl = kept[idx], None
                 if check is not None:  # a separate forward, so the check still compares two computations
@@ -77,7 +80,9 @@ def accumulate_policy_gradient(
             if balance is not None:
                 factor = balance.to(chunk_advantages.device)[rollout.trained[idx, j]]
                 chunk_advantages = chunk_advantages * factor.reshape(-1, *[1] * (chunk_advantages.dim() - 1))
-            loss, stats = objective.loss(logp_new[:, None], logp_old[idx][:, None], chunk_advantages, weights[idx], kl)
+            extra = {} if guard is None else {"guard": guard}
+            loss, stats = objective.loss(logp_new[:, None], logp_old[idx][:, None], chunk_advantages, weights[idx], kl,
+                                         **extra)
             share = (c.stop - c.start) / (n_rows * n_trained)
             if kept is None:
                 (loss * share).backward()
@@ -104,9 +109,11 @@ def kept_log_probs(rollout: Rollout, j: int, n_rows: int) -> torch.Tensor | None
 
 
 def _recomputed(policy: Policy, sampler: Sampler, reference: Reference | None, rollout: Rollout, cond: Any, j: int,
-                idx: torch.Tensor, check_ratio_tolerance: float | None) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Trained transition j's per-token log-probs [M, N] for rollouts idx[M], recomputed with gradients, and the
-    KL term [M, 1] to the objective's reference (None without one)."""
+                idx: torch.Tensor, check_ratio_tolerance: float | None,
+                guarded: bool = False) -> tuple[torch.Tensor, torch.Tensor | None, GuardTerms | None]:
+    """Trained transition j's per-token log-probs [M, N] for rollouts idx[M], recomputed with gradients, the
+    KL term [M, 1] to the objective's reference (None without one) and, when `guarded`, the transition's mean shift
+    against the rollout's kept sampling-time mean (GuardTerms [M, 1, N]; None otherwise)."""
     x, x_next, sigma, sigma_next, logp_old = rollout.transition(j)
     mean_ref = None
     if reference is not None:  # before the policy's forward: a reference that swaps weights in place must not
@@ -121,7 +128,21 @@ def _recomputed(policy: Policy, sampler: Sampler, reference: Reference | None, r
         check_ratio(logp_new.detach(), logp_old[idx], check_ratio_tolerance)
     block = rollout.noise_block
     kl = None if mean_ref is None else gaussian_mean_kl(block_mean(mean, block), block_mean(mean_ref, block), var)[:, None]
-    return logp_new, kl
+    return logp_new, kl, guard_terms(rollout, j, idx, mean, var, policy) if guarded else None
+
+
+def guard_terms(rollout: Rollout, j: int, idx: torch.Tensor, mean: torch.Tensor, var: torch.Tensor,
+                policy: Policy) -> GuardTerms:
+    """GuardTerms [M, 1, N] of trained transition j: per token, the mean of (mu - mu_sampled)^2 (block means, as
+    the log-prob sees them) and sqrt(Var)."""
+    if rollout.means is None:
+        raise ValueError("the objective needs the sampling-time transition means, but the rollout kept none")
+    block = rollout.noise_block
+    old = rollout.means[idx, rollout.trained[idx, j]]
+    shift = expand_blocks((block_mean(mean.float(), block) - block_mean(old.float(), block)) ** 2, block)
+    std = torch.sqrt(var.float()).expand_as(shift)
+    return GuardTerms(latent_to_tokens(shift, policy.token_grid)[:, None],
+                      latent_to_tokens(std, policy.token_grid)[:, None])
 
 
 def check_ratio(logp_new: torch.Tensor, logp_old: torch.Tensor, tolerance: float) -> None:

@@ -1,0 +1,92 @@
+"""Objectives that train on the policy's own clean samples by flow matching, instead of transition log-probs.
+
+The trainer's matching pass (training/step/matching.py) noises each rollout's clean sample x0 to a level sigma drawn
+from the trajectory's own noise levels, x = (1 - sigma) x0 + sigma noise, and hands the objective the velocities it
+needs (`MatchingTerms`); the objective turns them into a loss with the step's advantages and credit weights. What a
+matching objective declares, beside the `Objective` parts:
+
+- `timesteps`: noise draws per update; `timestep_range=(start, end)`: the draws take the levels of the schedule's
+  steps i with start <= i / num_steps < end (fractions of the denoising steps, from pure noise).
+- `units(rows, advantages, groups)`: the training units [U, pair_size] (one rollout each; DPO: a preferred and a
+  rejected rollout of one group, which share the noise and the level).
+- `old`: a slowly moving copy of the policy (a `Reference`) whose velocity is `velocity_old`; None: the current
+  parameters before this update, i.e. the policy's own velocity detached (no second forward).
+- `reference` (objective.reference): the frozen policy of a KL or DPO term, whose velocity is `velocity_ref`.
+- `matching_loss(terms, advantages[M], weights) -> (loss, stats)`; with `kl_beta` > 0 it adds
+  kl_beta * mean (v - v_ref)^2 (a velocity-space KL to the pretrained policy).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from tvrl_bench.credit.weights import CreditWeights
+from tvrl_bench.objectives.base import MATCHING, Objective
+from tvrl_bench.objectives.matching_losses import ToTokens
+from tvrl_bench.objectives.reference import PretrainedReference
+
+
+@dataclass
+class MatchingTerms:
+    """One chunk of M rollouts noised at sigma[M]: the policy's velocity[M, C, T, H, W] (with gradients), the old
+    policy's velocity_old (detached), the reference's velocity_ref (detached; None without a reference), the
+    flow-matching target u = noise - x0 and `to_tokens` ([M, C, T, H, W] -> per-token means [M, N])."""
+
+    velocity: torch.Tensor
+    velocity_old: torch.Tensor
+    velocity_ref: torch.Tensor | None
+    target: torch.Tensor
+    sigma: torch.Tensor
+    to_tokens: ToTokens
+
+
+class MatchingObjective(Objective):
+    """The contract of a flow-matching objective (module docstring); subclasses write `policy_loss(terms, A, w)`."""
+
+    update = MATCHING
+    pair_size = 1
+
+    def __init__(self, timesteps: int = 2, timestep_range: tuple[float, float] = (0.0, 0.9), kl_beta: float = 0.0):
+        start, end = (float(v) for v in timestep_range)
+        if timesteps < 1:
+            raise ValueError(f"timesteps must be >= 1, got {timesteps}")
+        if not 0.0 <= start < end <= 1.0:
+            raise ValueError(f"timestep_range must satisfy 0 <= start < end <= 1, got {tuple(timestep_range)}")
+        if kl_beta < 0:
+            raise ValueError(f"kl_beta must be >= 0, got {kl_beta}")
+        self.timesteps, self.timestep_range, self.kl_beta = timesteps, (start, end), kl_beta
+        self.reference = PretrainedReference() if kl_beta > 0 else None
+
+    def levels(self, sigmas: torch.Tensor) -> torch.Tensor:
+        """The noise levels [L] a draw may take: sigmas[i] of the steps i (sigmas[S + 1], S steps) in the range."""
+        steps = len(sigmas) - 1
+        start, end = self.timestep_range
+        chosen = [i for i in range(steps) if start <= i / steps < end]
+        if not chosen:
+            raise ValueError(f"timestep_range {self.timestep_range} holds none of the schedule's {steps} steps")
+        return sigmas[chosen]
+
+    def units(self, rows: torch.Tensor, advantages: torch.Tensor, groups: torch.Tensor) -> torch.Tensor:
+        """The training units [U, pair_size] of the minibatch rows[M] (advantages[M], groups[M]): every rollout."""
+        return rows[:, None]
+
+    def policy_loss(self, terms: MatchingTerms, advantages: torch.Tensor,
+                    weights: CreditWeights) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        raise NotImplementedError
+
+    def matching_loss(self, terms: MatchingTerms, advantages: torch.Tensor,
+                      weights: CreditWeights) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """The policy loss of the chunk, plus kl_beta * mean (v - v_ref)^2 when the objective has a KL term."""
+        loss, stats = self.policy_loss(terms, advantages, weights)
+        stats = {**stats, "policy_loss": loss.detach()}
+        if self.kl_beta > 0:
+            kl = ((terms.velocity.float() - terms.velocity_ref.float()) ** 2).flatten(1).mean(dim=1)
+            loss = loss + self.kl_beta * kl.mean()
+            stats["kl"] = kl.detach().mean()
+        return loss, stats
+
+    def loss(self, *args: Any, **kwargs: Any) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        raise TypeError(f"{type(self).__name__} trains by flow matching: its loss is matching_loss(terms, ...)")
