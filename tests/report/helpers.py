@@ -48,8 +48,10 @@ class StudyLog:
         attempt: int = 0,
         by_hand: bool = False,
         final_step: int = 100,
+        curves: dict[str, dict[int, float]] | None = None,
     ) -> str:
-        """Log one trial run: string params, eval metrics at `final_step`, per-step train metrics in `history`.
+        """Log one trial run: string params, eval metrics at `final_step`, per-step train metrics in `history`,
+        metrics at chosen steps in `curves` ({metric: {step: value}}, e.g. evaluations every 20 steps).
 
         by_hand: no tags and no parent, as someone logging a run themselves would.
         """
@@ -66,6 +68,8 @@ class StudyLog:
         logged = [Metric(k, float(v), 0, final_step) for k, v in metrics.items()]
         for key, values in (history or {}).items():
             logged += [Metric(key, float(v), 0, step) for step, v in enumerate(values)]
+        for key, points in (curves or {}).items():
+            logged += [Metric(key, float(v), 0, step) for step, v in points.items()]
         self.client.log_batch(run_id, metrics=logged, params=[Param(k, str(v)) for k, v in params.items()])
         if status != "RUNNING":
             self.client.set_terminated(run_id, status)
@@ -127,7 +131,7 @@ def delta_text(treated: list[float] | dict[int, float], baseline: list[float] | 
 
 
 _TEX = {PM: r"$\pm$", MARK: r"$^\dagger$", DASH: "---", "Δ": r"$\Delta$", "×": r"$\times$", "%": r"\%", "_": r"\_",
-        "–": "--"}
+        "–": "--", "−": "$-$"}
 
 
 def tex(text: str) -> str:

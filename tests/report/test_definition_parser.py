@@ -32,6 +32,10 @@ def write(tmp_path: Path, text: str) -> Path:
         ('kind = "pie"\n', r"kind = 'pie' is not one of"),
         ('[rows]\nby=["a"]\n[[rows.fixed]]\nlabel="B"\nposition="middle"\n[[columns]]\nmetric="m"\n',
          r"\[\[rows.fixed\]\] entry 1: position must be 'first' or 'last'"),
+        ('[rows]\nby=["a"]\n[[columns]]\nsteps_to_half_gain="m"\nbaseline={a="x"}\n',
+         r"\[\[columns\]\] entry 1: unknown key 'baseline'.*allowed keys: label, steps_to_half_gain, where"),
+        ('[rows]\nby=["a"]\n[[columns]]\nsteps_to_half_gain="m"\nmetric="m"\n',
+         r"entry 1: give exactly one of metric = \.\.\., delta = \.\.\., categories = \.\.\., steps_to_half_gain"),
     ],
 )
 def test_definition_errors_name_the_file_and_the_key(tmp_path, text, message):

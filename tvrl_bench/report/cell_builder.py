@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from tvrl_bench.report.definition_types import DeltaColumn, Filter, ValueColumn
+from tvrl_bench.report.definition_types import ANY, DeltaColumn, Filter, ValueColumn
 from tvrl_bench.report.filters import describe, intersect, match
 from tvrl_bench.report.stats import ValueStat, paired_delta, value_stat, welch_delta
 from tvrl_bench.report.table_result import Blank, Cell, Missing
@@ -139,16 +139,19 @@ class CellBuilder:
             return Blank()
         baseline = dict(treated)
         baseline.update({k: (v,) for k, v in col.baseline.items()})
+        baseline = {k: v for k, v in baseline.items() if v != (ANY,)}  # `*`: any value of that param
         if baseline == treated:
             return Blank()
+        # a baseline that selects a fixed row's runs (the base model) compares with them: not excluded from it
+        kept = tuple(ex for ex in spec.exclude if not _within(baseline, ex))
         t = self.stat(treated, spec.exclude, col.metric)
-        b = self.stat(baseline, spec.exclude, col.metric)
+        b = self.stat(baseline, kept, col.metric)
         if isinstance(t, Missing):
             return t
         if isinstance(b, Missing):
             return Missing(f"baseline: {b.reason}")
         if col.paired:
-            return paired_delta(self.seed_values(treated, spec.exclude, col.metric), self.seed_values(baseline, spec.exclude, col.metric))
+            return paired_delta(self.seed_values(treated, spec.exclude, col.metric), self.seed_values(baseline, kept, col.metric))
         return welch_delta(t, b)
 
     def seed_values(self, flt: Filter, exclude: tuple[Filter, ...], metric: str) -> dict[str, float]:
@@ -160,6 +163,11 @@ class CellBuilder:
         codes = np.unique(self.seed_codes[rows])
         values = self.per_seed(flt, exclude)[:, column]
         return {str(self.seed_names[c]): float(v) * self.scale for c, v in zip(codes, values) if not np.isnan(v)}
+
+
+def _within(flt: Filter, other: Filter) -> bool:
+    """True when every run `flt` accepts passes `other` too (flt restricts each of other's params to its values)."""
+    return all(p in flt and set(flt[p]) <= set(values) for p, values in other.items())
 
 
 def _freeze(flt: Filter) -> tuple:

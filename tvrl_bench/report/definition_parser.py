@@ -15,6 +15,7 @@ from tvrl_bench.report.definition_types import (
     DeltaColumn,
     Filter,
     FixedRow,
+    HalfGainColumn,
     MetricTable,
     ParamAxis,
     TableDefinition,
@@ -177,12 +178,18 @@ def _fixed_row(i: int, data: dict[str, Any], where: str) -> FixedRow:
     return FixedRow(data["label"], _filter(data.get("where", {}), f"{here} where"), position)
 
 
-def _column(i: int, data: dict[str, Any], where: str) -> ValueColumn | DeltaColumn | CategoryColumns:
+def _column(i: int, data: dict[str, Any], where: str) -> ValueColumn | DeltaColumn | CategoryColumns | HalfGainColumn:
     here = f"{where}: [[columns]] entry {i}"
-    kinds = [k for k in ("metric", "delta", "categories") if k in data]
+    kinds = [k for k in ("metric", "delta", "categories", "steps_to_half_gain") if k in data]
     if len(kinds) != 1:
-        raise ReportError(f"{here}: give exactly one of metric = ..., delta = ..., categories = ...")
+        raise ReportError(f"{here}: give exactly one of metric = ..., delta = ..., categories = ..., "
+                          "steps_to_half_gain = ...")
     kind = kinds[0]
+    if kind == "steps_to_half_gain":
+        _check_keys(data, {"label", "steps_to_half_gain", "where"}, here)
+        metric = _string(data, "steps_to_half_gain", here, default=None)
+        return HalfGainColumn(_string(data, "label", here, default="Steps to half gain"), metric,
+                              _filter(data.get("where", {}), f"{here} where"))
     if kind == "metric":
         _check_keys(data, {"label", "metric", "where"}, here)
         return ValueColumn(

@@ -60,6 +60,20 @@ class DeltaColumn:
     paired: bool = False
 
 
+@dataclass(frozen=True)
+class HalfGainColumn:
+    """Steps to half gain of `metric` (definition and computation: report/half_gain.py)."""
+
+    label: str
+    metric: str
+    where: Filter = field(default_factory=dict)
+
+
+# A baseline value meaning "any": the baseline cell does not filter that param (e.g. the base model's runs, which
+# carry the first value of every study axis, as the baseline of every row).
+ANY = "*"
+
+
 # eval/<name> metrics that are not evaluator categories: the overall score, and the critic's own score of the videos
 NOT_CATEGORIES = ("overall", "critic_reward")
 
@@ -98,7 +112,7 @@ class MetricTable:
     rows_by: tuple[ParamAxis, ...]
     row_label: str | None
     fixed_rows: tuple[FixedRow, ...]
-    columns: tuple[ValueColumn | DeltaColumn | CategoryColumns, ...]
+    columns: tuple[ValueColumn | DeltaColumn | CategoryColumns | HalfGainColumn, ...]
     where: Filter = field(default_factory=dict)
     scale: float = 100.0
     decimals: int = 2
@@ -113,7 +127,7 @@ class MetricTable:
         for col in self.columns:
             names += list(col.where)
             if isinstance(col, DeltaColumn):
-                names += list(col.baseline)
+                names += [k for k, v in col.baseline.items() if v != ANY]
         return list(dict.fromkeys(names))
 
 

@@ -15,6 +15,10 @@ A metrics table (the default kind) has
     (params that change to get the baseline cell): treated minus baseline, a difference of means; with
     `paired = true` the two cells are compared seed by seed (same seeds, prompts and eval noise): the mean of
     the per-seed differences over the seeds both cells have, with a paired t-interval;
+    a baseline value "*" leaves that param unfiltered (any value), and a baseline that selects a fixed row's runs
+    compares with them;
+  * a steps-to-half-gain column: `label`, `steps_to_half_gain` (metric), optional `where`: per run, the first
+    logged step at which the metric's gain over its first value reaches half its final gain (half_gain.py);
   * category columns: `categories = "present"` (one column per `eval/<category>` metric the runs have, except
     `eval/overall` and `eval/dim/*`) or a list of category names (always shown), with `order` and `labels`.
 

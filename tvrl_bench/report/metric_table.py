@@ -15,23 +15,28 @@ import pandas as pd
 
 from tvrl_bench.report.cell_builder import CellBuilder, RowSpec
 from tvrl_bench.report.definition_types import (
+    ANY,
     CategoryColumns,
     DeltaColumn,
     Filter,
+    HalfGainColumn,
     MetricTable,
     ParamAxis,
     ValueColumn,
     natural_key,
 )
 from tvrl_bench.report.filters import describe, intersect, match
+from tvrl_bench.report.half_gain import Histories, half_gain_cell
+from tvrl_bench.report.half_gain import note as half_gain_note
 from tvrl_bench.report.runs import StudyRuns
 from tvrl_bench.report.table_result import Cell, CellRuns, Column, Missing, Row, TableResult
 
 log = logging.getLogger(__name__)
 
 
-def build_metric_table(defn: MetricTable, runs: StudyRuns) -> TableResult:
-    """Compute every cell of `defn` over the finished trials of `runs`."""
+def build_metric_table(defn: MetricTable, runs: StudyRuns, histories: Histories | None = None) -> TableResult:
+    """Compute every cell of `defn` over the finished trials of `runs` (`histories`: metric histories by run, for
+    steps-to-half-gain columns)."""
     trials = runs.trials
     keep = ["run_id"] + [c for c in trials.columns if c.startswith(("params.", "metrics."))]
     table_runs = trials.loc[match(trials, defn.where), keep]
@@ -41,7 +46,7 @@ def build_metric_table(defn: MetricTable, runs: StudyRuns) -> TableResult:
         seeds = table_runs["run_id"]
     table_runs = table_runs.assign(_seed=seeds.astype(str)).reset_index(drop=True)
     metric_names = sorted(c[len("metrics.") :] for c in table_runs.columns if c.startswith("metrics."))
-    columns: list[ValueColumn | DeltaColumn] = []
+    columns: list[ValueColumn | DeltaColumn | HalfGainColumn] = []
     for col in defn.columns:
         columns.extend(col.expand(metric_names) if isinstance(col, CategoryColumns) else [col])
     unfinished = runs.unfinished
@@ -52,7 +57,10 @@ def build_metric_table(defn: MetricTable, runs: StudyRuns) -> TableResult:
     for spec in row_specs:
         cells: list[Cell] = []
         for col in columns:
-            cell = builder.delta(spec, col) if isinstance(col, DeltaColumn) else builder.value(spec, col)
+            if isinstance(col, HalfGainColumn):
+                cell = half_gain_cell(builder, spec, col, histories)
+            else:
+                cell = builder.delta(spec, col) if isinstance(col, DeltaColumn) else builder.value(spec, col)
             if isinstance(cell, Missing):
                 missing.append((spec.label, col.label, cell.reason))
             cells.append(cell)
@@ -121,7 +129,8 @@ def _missing_warnings(table: str, missing: list[tuple[str, str, str]]) -> list[s
     ]
 
 
-def _metric_notes(defn: MetricTable, columns: list[ValueColumn | DeltaColumn], runs: StudyRuns) -> list[str]:
+def _metric_notes(defn: MetricTable, columns: list[ValueColumn | DeltaColumn | HalfGainColumn],
+                  runs: StudyRuns) -> list[str]:
     scale = f"×{defn.scale:g}, " if defn.scale != 1 else ""
     notes = [
         f"Cells: mean ± std over seeds ({scale}{defn.decimals} decimals); n: seeds per cell "
@@ -130,7 +139,7 @@ def _metric_notes(defn: MetricTable, columns: list[ValueColumn | DeltaColumn], r
     deltas = [c for c in columns if isinstance(c, DeltaColumn)]
     for d in deltas:
         treated = describe(d.where) if d.where else "each row"
-        base = ", ".join(f"{k}={v}" for k, v in d.baseline.items())
+        base = ", ".join(f"{k}={v}" if v != ANY else f"any {k}" for k, v in d.baseline.items())
         if d.paired:
             notes.append(
                 f"{d.label}: {d.metric}, {treated} minus {base} (other params equal) seed by seed, averaged over the "
@@ -146,6 +155,7 @@ def _metric_notes(defn: MetricTable, columns: list[ValueColumn | DeltaColumn], r
             "† the 95% CI includes 0 (or is undefined, with fewer than 2 seeds on a side): "
             "not distinguishable from seed noise."
         )
+    notes.extend(half_gain_note(c) for c in columns if isinstance(c, HalfGainColumn))
     if status := runs.status_note():
         notes.append(status)
     notes.extend(n[:1].upper() + n[1:] + "." for n in runs.notes)
@@ -153,7 +163,7 @@ def _metric_notes(defn: MetricTable, columns: list[ValueColumn | DeltaColumn], r
 
 
 def _cell_runs(
-    specs: list[RowSpec], columns: list[ValueColumn | DeltaColumn], builder: CellBuilder
+    specs: list[RowSpec], columns: list[ValueColumn | DeltaColumn | HalfGainColumn], builder: CellBuilder
 ) -> list[CellRuns]:
     """The runs of every (row, value-column filter) cell that has runs, for the plots."""
     wheres: list[tuple[Filter, str]] = []

@@ -86,7 +86,7 @@ def regenerate(
             summary["skipped"][defn.name] = reason
             (log.warning if explicit else log.info)("table '%s' skipped: %s", defn.name, reason)
             continue
-        result = _build(defn, runs, judged)
+        result = _build(defn, runs, judged, cache)
         if not explicit and not result.has_data():
             summary["skipped"][defn.name] = "no cell has data"
             log.info("table '%s' skipped: no cell has data", defn.name)
@@ -147,12 +147,13 @@ def _not_applicable(defn: TableDefinition, runs: StudyRuns, judged: pd.DataFrame
     return None
 
 
-def _build(defn: TableDefinition, runs: StudyRuns, judged: pd.DataFrame) -> TableResult:
+def _build(defn: TableDefinition, runs: StudyRuns, judged: pd.DataFrame,
+           cache: plotting.HistoryCache | None = None) -> TableResult:
     if isinstance(defn, WinrateTable):
         from tvrl_bench.report.winrate_table import build_winrate_table
 
         return build_winrate_table(defn, judged, runs.study)
-    return build_metric_table(defn, runs)
+    return build_metric_table(defn, runs, cache)
 
 
 def _plots(
