@@ -5,6 +5,11 @@ Selection rules (the published variants, combined by three parameters):
   so the final sample is clean;
 - a contiguous SDE window: `sde_window=(start, size)` makes steps start .. start+size-1 stochastic and all
   other steps ODE (the window may not contain the last step);
+- a moving window (MixGRPO's sliding window, Tencent-Hunyuan/MixGRPO fastvideo/utils/grpo_states.py, its
+  'progressive' strategy): with `window_shift_every=N` the window moves `window_stride` steps later every N
+  optimizer updates, from `sde_window`'s start until it ends at the last SDE-able step (num_steps - 2); there it
+  stays, or with `window_restart=True` it starts again from its first position (MixGRPO's roll_back). Its
+  position is a pure function of the updates done so far (`window_start`), so a resumed trial needs no state;
 - a fraction: `train_fraction` trains the first ceil(fraction * n) of the n stochastic steps;
 - a per-sample random permutation: `shuffle=True` permutes each sample's stochastic steps before taking that
   fraction, so every sample trains its own random subset.
@@ -29,7 +34,7 @@ from tvrl_bench.samplers.base import Sampler, ZeroVarianceError, shifted_sigmas
 
 @register("training", "schedule")
 class Schedule:
-    """Denoising schedule: levels with a timestep shift, SDE window, trained fraction, shuffling, noise blocks, shared start."""
+    """Denoising schedule: timestep shift, SDE window (fixed or moving), trained fraction, shuffle, noise blocks, shared start."""
 
     def __init__(
         self,
@@ -41,6 +46,9 @@ class Schedule:
         balance: bool = False,
         noise_block: tuple[int, int, int] = (1, 1, 1),
         shared_start: bool = False,
+        window_shift_every: int = 0,
+        window_stride: int = 1,
+        window_restart: bool = False,
     ):
         if num_steps < 2:
             raise ConfigError(f"training.schedule.num_steps = {num_steps} must be >= 2 (one SDE step and a final ODE step), "
@@ -68,6 +76,15 @@ class Schedule:
             )
         self.noise_block = block
         self.shared_start = shared_start
+        for name, value, low in (("window_shift_every", window_shift_every, 0), ("window_stride", window_stride, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ConfigError(f"training.schedule.{name} = {value!r} must be an integer >= {low}")
+        if window_shift_every and sde_window is None:
+            raise ConfigError(f"training.schedule.window_shift_every = {window_shift_every} moves the SDE window: bind "
+                              "training.schedule.sde_window = (start, size) too, e.g. (0, 2)")
+        self.window_shift_every = window_shift_every
+        self.window_stride = window_stride
+        self.window_restart = window_restart
 
     def balance_factors(self, sampler: Sampler) -> torch.Tensor | None:
         """Per-step loss factors [num_steps] (see samplers/balance.py), or None when balancing is off."""
@@ -75,36 +92,58 @@ class Schedule:
             return None
         from tvrl_bench.samplers.balance import balance_factors
 
-        return balance_factors(sampler, self.sigmas(), self.stochastic_steps())
+        return balance_factors(sampler, self.sigmas(), self.reachable_steps())
 
     def sigmas(self) -> torch.Tensor:
         """Noise levels [num_steps + 1] from 1 to 0."""
         return shifted_sigmas(self.num_steps, self.shift)
 
-    def stochastic_steps(self) -> list[int]:
-        """Indices of the SDE steps; every other step is a deterministic ODE step."""
+    def window_start(self, updates: int = 0) -> int | None:
+        """The SDE window's first step after `updates` optimizer updates (None without a window)."""
+        if self.sde_window is None:
+            return None
+        start, size = self.sde_window
+        if not self.window_shift_every:
+            return start
+        last = self.num_steps - 1 - size  # the window's last step is then num_steps - 2
+        moves = updates // self.window_shift_every
+        if self.window_restart:
+            moves %= (last - start) // self.window_stride + 1  # the positions start, start + stride, ... <= last
+        return min(start + moves * self.window_stride, last)
+
+    def stochastic_steps(self, updates: int = 0) -> list[int]:
+        """Indices of the SDE steps after `updates` optimizer updates; every other step is a deterministic ODE step."""
         if self.sde_window is None:
             return list(range(self.num_steps - 1))
+        start = self.window_start(updates)
+        return list(range(start, start + self.sde_window[1]))
+
+    def reachable_steps(self) -> list[int]:
+        """Every step that is stochastic at some update (the fixed schedule's stochastic steps without a moving window)."""
+        if not self.window_shift_every:
+            return self.stochastic_steps()
         start, size = self.sde_window
-        return list(range(start, start + size))
+        moves = (self.num_steps - 1 - size - start) // self.window_stride + 2  # past the end: clipped or restarted
+        return sorted({s for k in range(moves) for s in self.stochastic_steps(k * self.window_shift_every)})
 
     @property
     def num_trained(self) -> int:
         """How many transitions of each rollout are trained."""
         return math.ceil(self.train_fraction * len(self.stochastic_steps()) - 1e-9)
 
-    def trained_steps(self, batch_size: int, generator: torch.Generator | None = None) -> torch.Tensor:
-        """Step indices [B, S_train] whose transitions each rollout trains (ascending unless shuffled)."""
-        steps = torch.tensor(self.stochastic_steps(), dtype=torch.long)
+    def trained_steps(self, batch_size: int, generator: torch.Generator | None = None, updates: int = 0) -> torch.Tensor:
+        """Step indices [B, S_train] whose transitions each rollout trains after `updates` optimizer updates
+        (ascending unless shuffled)."""
+        steps = torch.tensor(self.stochastic_steps(updates), dtype=torch.long)
         if not self.shuffle:
             return steps[: self.num_trained].expand(batch_size, -1).clone()
         order = torch.stack([torch.randperm(len(steps), generator=generator) for _ in range(batch_size)])
         return steps[order[:, : self.num_trained]]
 
     def validate(self, sampler: Sampler) -> None:
-        """Raise ZeroVarianceError if a trained step of this schedule has zero variance under `sampler`."""
+        """Raise ZeroVarianceError if a trained step of this schedule (at any update) has zero variance under `sampler`."""
         sigmas = self.sigmas()
-        for step in self.stochastic_steps():
+        for step in self.reachable_steps():
             var = sampler.variance(sigmas[step], sigmas[step + 1])
             if not bool(var > 0):
                 raise ZeroVarianceError(

@@ -33,7 +33,8 @@ class StepBatch:
     all_advantages[B_all] or [B_all, K] and advantages[B] or [B, K] (this process's) as the objective's loss uses
     them, weights (the credit in the layout the loss takes; weights.merged[B, T', H', W'] is the map the step logs),
     step (the optimizer step it was collected for), all_critic_rewards ({name: R_j[B_all]} of each critic of a
-    reward made of several, every process's; {} otherwise).
+    reward made of several, every process's; {} otherwise), updates (optimizer updates done before this step: they
+    place a moving SDE window, `Schedule.window_start`).
     """
 
     prompts: list[str]
@@ -49,6 +50,7 @@ class StepBatch:
     weights: CreditWeights
     step: int = 0
     all_critic_rewards: dict[str, torch.Tensor] = field(default_factory=dict)
+    updates: int = 0
 
 
 def keeps_rollout_graph(s: TrialSettings, sharded: bool) -> bool:
@@ -67,10 +69,11 @@ def collect_batch(s: TrialSettings, policy: Policy, processes: Processes, items:
     prompts = [it.prompt for it in items for _ in range(s.group_size)]
     checks = [list(it.checks) for it in items for _ in range(s.group_size)]
     groups = group_ids.repeat_interleave(s.group_size)
+    updates = step * s.minibatches  # every step before this one made `minibatches` optimizer updates (Trainer.step)
     cond = policy.encode(prompts)
     rollout = sample_rollouts(policy, s.sampler, s.schedule, cond, len(prompts),
                               generator(s.seed, "rollout", step, processes.rank), micro_batch, s.group_size,
-                              keep_graph, keep_means=s.objective.needs_old_means)
+                              keep_graph, keep_means=s.objective.needs_old_means, updates=updates)
     with torch.no_grad():
         video = torch.cat([policy.decode(rollout.final[c]) for c in chunks(len(prompts), micro_batch)])
     scored = score_videos(s.reward, video, prompts, checks, need_grads=s.credit.needs_grads, space=s.credit.grad_space)
@@ -91,4 +94,4 @@ def collect_batch(s: TrialSettings, policy: Policy, processes: Processes, items:
     mine = slice(processes.rank * len(prompts), (processes.rank + 1) * len(prompts))
     weights = route(s.credit, scored.grads, video, policy.token_grid, scored.mask, s.objective.credit_layout, device)
     return StepBatch(prompts, checks, cond, rollout, video, scored, all_rewards, all_groups,
-                     all_advantages, all_advantages[mine].to(device), weights, step, by_critic)
+                     all_advantages, all_advantages[mine].to(device), weights, step, by_critic, updates)

@@ -33,6 +33,8 @@ def step_metrics(s: TrialSettings, batch: StepBatch, totals: dict[str, float], g
         metrics[f"train/reward_{name}_mean"] = float(rewards.mean())
     if s.reward.floor_score is not None:
         metrics["train/floor_fraction"] = diagnostics.floor_fraction(batch.scored.scores, batch.scored.mask, s.reward.floor_score)
+    if s.schedule.window_shift_every:  # a moving SDE window (MixGRPO): where this step's rollouts had it
+        metrics["train/sde_window_start"] = float(s.schedule.window_start(batch.updates))
     for name in OPTIONAL:
         if name in totals:
             metrics[f"train/{name}"] = totals[name]

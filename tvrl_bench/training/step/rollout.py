@@ -78,6 +78,7 @@ def sample_rollouts(
     group_size: int = 1,
     keep_graph: bool = False,
     keep_means: bool = False,
+    updates: int = 0,
 ) -> Rollout:
     """Sample `batch` trajectories (SDE on the schedule's stochastic steps, ODE elsewhere).
 
@@ -87,16 +88,17 @@ def sample_rollouts(
     keep_graph: run the trained steps with gradients and keep their log-probs' graphs in `Rollout.graphs` (the
     schedule must not shuffle, so every rollout trains the same steps); the samples are the same either way.
     keep_means: keep every step's transition mean in `Rollout.means`.
+    updates: optimizer updates done so far, which place a moving SDE window (`Schedule.window_shift_every`).
     """
     if keep_graph and schedule.shuffle:
         raise ValueError("keeping the rollout's graph needs every rollout to train the same steps: "
                          "training.schedule.shuffle must be False")
     device = policy_device(policy)
     sigmas = schedule.sigmas().to(device)
-    stochastic = set(schedule.stochastic_steps())
+    stochastic = set(schedule.stochastic_steps(updates))
     x = initial_noise(batch, tuple(policy.latent_shape()), group_size if schedule.shared_start else 1, generator).to(device)
     block = check_block(schedule.noise_block, tuple(x.shape))
-    keep = set(schedule.trained_steps(1)[0].tolist()) if keep_graph else set()  # unshuffled: the same for all
+    keep = set(schedule.trained_steps(1, updates=updates)[0].tolist()) if keep_graph else set()  # unshuffled: the same for all
     states = [x]
     log_probs = []
     means = []
@@ -125,7 +127,7 @@ def sample_rollouts(
         latents=torch.stack(states, dim=1),
         log_probs=torch.stack(log_probs, dim=1),
         sigmas=sigmas,
-        trained=schedule.trained_steps(batch, generator).to(device),
+        trained=schedule.trained_steps(batch, generator, updates).to(device),
         noise_block=block,
         graphs=graphs,
         means=torch.stack(means, dim=1) if keep_means else None,
