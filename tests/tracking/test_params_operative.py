@@ -1,6 +1,7 @@
 """`operative_params` of a whole trial: the toy profile's params are the ones recorded when they were still read
 from gin's private operative table (toy_operative_params.json), so reading the public operative config string
-changed nothing that MLflow logs."""
+changed nothing that MLflow logs (the record gained the moving SDE window's three schedule options, logged with
+their defaults, when they were added)."""
 
 from __future__ import annotations
 
