@@ -8,10 +8,10 @@ from tvrl_bench.training.step import diagnostics
 from tvrl_bench.training.step.collect import StepBatch
 from tvrl_bench.training.settings import TrialSettings
 
-# Statistics that an objective or the anchor reports only when it computes them (the ratio statistics: objectives
-# with a policy ratio; nft_* and dpo_*: those objectives' own; matching_units: rollouts or pairs a matching pass used).
-OPTIONAL = ("ratio_mean", "clipfrac", "approx_kl", "kl", "kl_coef", "kl_moving", "kl_stepwise", "anchor",
-            "nft_positive", "nft_negative", "nft_r", "dpo_accuracy", "dpo_margin", "matching_units")
+# The updates' statistics a step does not log as train/<name>: the loss is logged above, and policy_loss is the
+# loss without its KL term. Every other statistic an objective or the anchor reports (ratio statistics, KL terms,
+# an objective's own) is logged under its name, so a new objective needs no change here.
+NOT_LOGGED = ("loss", "policy_loss")
 
 
 def step_metrics(s: TrialSettings, batch: StepBatch, totals: dict[str, float], grad_norms: list[float],
@@ -35,7 +35,7 @@ def step_metrics(s: TrialSettings, batch: StepBatch, totals: dict[str, float], g
         metrics["train/floor_fraction"] = diagnostics.floor_fraction(batch.scored.scores, batch.scored.mask, s.reward.floor_score)
     if s.schedule.window_shift_every:  # a moving SDE window (MixGRPO): where this step's rollouts had it
         metrics["train/sde_window_start"] = float(s.schedule.window_start(batch.updates))
-    for name in OPTIONAL:
-        if name in totals:
-            metrics[f"train/{name}"] = totals[name]
+    for name, value in totals.items():
+        if name not in NOT_LOGGED:
+            metrics[f"train/{name}"] = value
     return metrics
