@@ -46,7 +46,7 @@ def main() -> None:
     checks = [list(it.checks) for it in items for _ in range(args.group)]
     with torch.no_grad():
         rollout = sample_rollouts(s.policy, s.sampler, s.schedule, s.policy.encode(prompts), len(prompts),
-                                  generator(args.seed, "rollout", 0, 0), s.micro_batch)
+                                  generator(args.seed, "rollout", 0, 0), s.micro_batch, group_size=args.group)
         video = torch.cat([s.policy.decode(rollout.final[c]) for c in chunks(len(prompts), s.micro_batch)])
     if s.reward.score_space not in ("log_prob", "prob"):
         raise SystemExit(f"{type(s.reward).__name__} scores are not answer probabilities (score_space "

@@ -9,8 +9,11 @@ prompts are scored by the exact evaluator and the critic every `--eval_every` st
 `--fixed_batch` trains on one batch (the same prompts and initial noise every step): if even that batch's reward
 does not climb, the limit is the optimisation through the sampling chain, not the critic's signal or its noise.
 
-If the evaluator does not rise here, no estimator of the same reward can make it rise much in as many steps: the
-limit is the critic or the policy, not the RL estimator. If it rises, the RL loop's problem is its estimate.
+If the evaluator rises here, the RL loop's problem is its estimate. If it does not, first check that a step of the
+learning rate is inside the sampling chain's linear range (`chain_linearity.py`, `step_landscape.py`): a policy
+whose samples switch between discrete layouts (the v2 toy policy) is not linear at any useful step, and then this
+gradient, which sees only the layout each rollout fell into, says nothing about the expected reward's ceiling
+(docs/toy_rl.md, gate 1). Only inside that range does "no rise here" mean the critic or the policy is the limit.
 
 Last line: pathwise_overall=<end - start> pathwise_critic=<end - start> steps=<n>
 
@@ -30,9 +33,10 @@ from tvrl_bench.training.step.scoring import Scores
 from tvrl_bench.training.seeding import generator
 
 
-def reward_with_gradient(trainer, step: int, seed: int) -> torch.Tensor:
-    """The critic's mean reward over the step's rollouts (the profile's prompts x group size), differentiable in
-    the policy's parameters through every sampling step (ODE, from the step's own initial noise); a 0-d tensor."""
+def batch_reward(trainer, step: int, seed: int, backward: bool = True) -> torch.Tensor:
+    """The critic's mean reward over the step's rollouts (the profile's prompts x group size), sampled by ODE from
+    the step's own initial noise; a 0-d tensor. backward: accumulate its gradient into the policy's parameters
+    through every sampling step (one backward per micro-batch keeps one chain's graph alive); False scores only."""
     s, policy = trainer.s, trainer.policy
     items, _ = trainer.step_items(step)
     items = [it for it in items for _ in range(s.group_size)]
@@ -40,12 +44,14 @@ def reward_with_gradient(trainer, step: int, seed: int) -> torch.Tensor:
     g = generator(seed, "pathwise", step)
     x = torch.randn(len(items), *policy.latent_shape(), generator=g)
     total = x.new_zeros(())
-    for c in chunks(len(items), trainer.micro_batch):  # one backward per micro-batch keeps one chain's graph alive
-        x0 = ode_sample(policy, s.sampler, s.schedule, x[c], policy.encode(prompts[c]), trainer.micro_batch)
-        scores = s.reward.score(policy.decode(x0), prompts[c], checks[c])
-        rewards = Scores(scores, s.reward.score_mask(checks[c]), None).rewards()
-        (-(rewards.sum() / len(items))).backward()
-        total = total + rewards.detach().sum() / len(items)
+    with torch.enable_grad() if backward else torch.no_grad():
+        for c in chunks(len(items), trainer.micro_batch):
+            x0 = ode_sample(policy, s.sampler, s.schedule, x[c], policy.encode(prompts[c]), trainer.micro_batch)
+            scores = s.reward.score(policy.decode(x0), prompts[c], checks[c])
+            rewards = Scores(scores, s.reward.score_mask(checks[c]), None).rewards()
+            if backward:
+                (-(rewards.sum() / len(items))).backward()
+            total = total + rewards.detach().sum() / len(items)
     return total
 
 
@@ -54,13 +60,11 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=60, help="optimizer steps (default 60, the toy profile's)")
     parser.add_argument("--lr", type=float, default=1e-4, help="Adam learning rate (default 1e-4, the toy profile's)")
     parser.add_argument("--eval_every", type=int, default=20, help="evaluate the fixed eval prompts every N steps")
-    parser.add_argument("--seed", type=int, default=0, help="the trial seed: prompts drawn, eval noise (default 0)")
     parser.add_argument("--fixed_batch", action="store_true",
                         help="train on step 0's prompts and initial noise at every step: can the policy climb the "
                              "critic on one batch at all? (its train reward is then that batch's, step after step)")
-    add_profile_arguments(parser)
+    add_profile_arguments(parser, seed=True)
     args = parser.parse_args()
-    args.gin_bindings = [*args.gin_bindings, f"training.trial.seed = {args.seed}"]
     with profile_trainer(args) as trainer:
         optimizer = torch.optim.Adam(trainer.parameters, lr=args.lr)
         evaluations = {}
@@ -75,7 +79,7 @@ def main() -> None:
         for step in range(args.steps):
             started = time.perf_counter()
             optimizer.zero_grad(set_to_none=True)
-            reward = reward_with_gradient(trainer, 0 if args.fixed_batch else step, args.seed)
+            reward = batch_reward(trainer, 0 if args.fixed_batch else step, args.seed)
             norm = torch.nn.utils.clip_grad_norm_(trainer.parameters, trainer.s.max_grad_norm)
             optimizer.step()
             print(f"step {step + 1}: train reward {float(reward):.4f}, grad norm {float(norm):.4g}, "

@@ -18,18 +18,22 @@ from tvrl_bench.training.loop import Trainer
 from tvrl_bench.training.settings import TrialSettings
 
 
-def add_profile_arguments(parser: argparse.ArgumentParser) -> None:
-    """FILES (presets after the profile), --profile and --gin_bindings."""
+def add_profile_arguments(parser: argparse.ArgumentParser, seed: bool = False) -> None:
+    """FILES (presets after the profile), --profile and --gin_bindings; with `seed`, also --seed (the trial seed,
+    which `profile_trainer` binds)."""
     parser.add_argument("files", nargs="*", help="gin files after the profile (presets to swap in)")
     parser.add_argument("--profile", default="components/profiles/toy.gin", help="the profile measured (default: the toy profile)")
     parser.add_argument("--gin_bindings", nargs="*", default=[], help="extra gin bindings, e.g. 'training.trial.prompts_per_step = 16'")
+    if seed:
+        parser.add_argument("--seed", type=int, default=0, help="the trial seed: prompts drawn and noise (default 0)")
 
 
 @contextlib.contextmanager
 def profile_trainer(args: argparse.Namespace) -> Iterator[Trainer]:
     """A one-thread CPU trainer for the profile, files and bindings in `args`, checkpointing to a scratch folder."""
     torch.set_num_threads(1)
-    load_config([args.profile, *args.files], args.gin_bindings)
+    seed = [f"training.trial.seed = {args.seed}"] if getattr(args, "seed", None) is not None else []
+    load_config([args.profile, *args.files], [*args.gin_bindings, *seed])
     settings = TrialSettings()
     gin.clear_config()
     with tempfile.TemporaryDirectory() as folder:
@@ -48,6 +52,15 @@ def batch_gradients(trainer: Trainer, batches: int) -> list[list[torch.Tensor]]:
         grads.append([torch.zeros_like(p) if p.grad is None else p.grad.clone() for p in trainer.parameters])
         print(f"gradient batch {step + 1}/{batches}: norm {float(flatten(grads[-1]).norm()):.4g}", flush=True)
     return grads
+
+
+def set_weights(params: list[torch.Tensor], start: list[torch.Tensor], step: torch.Tensor) -> None:
+    """Set every parameter to its start plus its slice of the flat step vector (in the parameters' order)."""
+    offset = 0
+    with torch.no_grad():
+        for p, p0 in zip(params, start):
+            p.copy_(p0 + step[offset:offset + p.numel()].view_as(p))
+            offset += p.numel()
 
 
 def flatten(gradient: list[torch.Tensor]) -> torch.Tensor:

@@ -67,3 +67,32 @@ def test_within_groups_without_group_ids_says_what_is_missing():
 
     with pytest.raises(ValueError, match="within_groups"):
         NullControl(within_groups=True).advantages(StepRewards(torch.zeros(4), generator=torch.Generator()))
+
+
+def test_nft_null_permutes_within_groups_and_otherwise_is_nfts_loss():
+    from tvrl_bench.objectives.matching import MatchingTerms
+    from tvrl_bench.objectives.nft import NegativeAwareFineTuning, NegativeAwareFineTuningNull
+
+    advantages = torch.tensor([1.5, -0.5, -1.0, 0.0, 2.0, -2.0, 0.25, -0.25])
+    groups = torch.tensor([0, 0, 0, 0, 1, 1, 1, 1])
+    null = NegativeAwareFineTuningNull()
+    out = null.advantages(StepRewards(advantages, groups, torch.Generator().manual_seed(3)))
+    expected = NullControl(within_groups=True).advantages(StepRewards(advantages, groups, torch.Generator().manual_seed(3)))
+    assert torch.equal(out, expected) and not torch.equal(out, advantages)
+    # the loss of given advantages is NFT's, term for term
+    m, shape = 8, (8, 3, 2, 4, 4)
+    terms = MatchingTerms(torch.randn(shape), torch.randn(shape), None, torch.randn(shape), torch.rand(m),
+                          lambda x: x.reshape(m, 3, 2, 2, 2, 2, 2).mean((1, 3, 5)).reshape(m, -1))
+    weights = CreditWeights(torch.rand(m, 8) + 0.5)
+    null_loss, _ = null.policy_loss(terms, out, weights)
+    nft_loss, _ = NegativeAwareFineTuning().policy_loss(terms, out, weights)
+    assert torch.equal(null_loss, nft_loss)
+
+
+def test_nft_null_preset_builds_it_and_its_runs_are_method_null():
+    from tvrl_bench.objectives.nft import NegativeAwareFineTuningNull
+
+    gin.parse_config_file(str(PROJECT_ROOT / "components/objectives/nft_null.gin"))
+    objective = registry.build("OBJECTIVE")
+    assert isinstance(objective, NegativeAwareFineTuningNull) and objective.within_groups
+    assert method_of("uniform", object(), steps=10, objective=objective) == "null"
