@@ -87,14 +87,14 @@ def test_method_of_a_trial():
 
 
 def test_every_registered_router_and_objective_declares_its_method():
-    """Uniform credit is GRPO and every other router TVRL; the null control is null and every other objective
-    leaves the method to the credit."""
+    """Uniform credit is GRPO and every other router TVRL; the null controls (of the transition objectives and of
+    DiffusionNFT) are null and every other objective leaves the method to the credit."""
     registry.import_components()
     for component in registry.components("credit"):
         expected = "GRPO" if component.qualified_name == "credit.uniform" else "TVRL"
         assert component.target.method == expected, component.qualified_name
     for component in registry.components("objectives"):
-        expected = "null" if component.qualified_name == "objectives.null" else None
+        expected = "null" if component.qualified_name in ("objectives.null", "objectives.nft_null") else None
         assert component.target.method == expected, component.qualified_name
 
 
@@ -128,7 +128,7 @@ def test_every_preset_alone_gives_the_method_of_the_component_it_selects(axis, n
     if axis == "credit":
         assert method_from_presets({"credit": name}, False) == ("GRPO" if selected == "credit.uniform" else "TVRL")
     else:
-        null = selected == "objectives.null"
+        null = selected in ("objectives.null", "objectives.nft_null")
         assert method_from_presets({"objective": name, "credit": "window3"}, False) == ("null" if null else "TVRL")
         assert method_from_presets({"objective": name, "credit": "uniform"}, False) == ("null" if null else "GRPO")
     assert method_from_presets({axis: name}, True) == "base"
