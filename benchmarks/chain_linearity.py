@@ -24,7 +24,7 @@ from typing import Callable
 
 import torch
 
-from profile_trainer import add_profile_arguments, flatten, profile_trainer, set_weights
+from profile_trainer import add_profile_arguments, flat_gradient, profile_trainer, set_weights, step_directions
 from tvrl_bench.training.seeding import generator
 from tvrl_bench.training.step.rollout import ode_sample
 
@@ -37,10 +37,9 @@ def measure(name: str, output: Callable[[], torch.Tensor], params: list, alphas:
     for p in params:
         p.grad = None
     (output() * projection).mean().backward()
-    g = flatten([torch.zeros_like(p) if p.grad is None else p.grad for p in params])
-    directions = {"sign": torch.sign(g), "normalized": g / g.pow(2).mean().sqrt().clamp_min(1e-30)}
+    g = flat_gradient(params)
     y0 = y0.detach()
-    for direction, d in directions.items():
+    for direction, d in step_directions(g).items():
         for alpha in alphas:
             with torch.no_grad():
                 set_weights(params, start, alpha * d)

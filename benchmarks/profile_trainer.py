@@ -63,6 +63,17 @@ def set_weights(params: list[torch.Tensor], start: list[torch.Tensor], step: tor
             offset += p.numel()
 
 
+def flat_gradient(params: list[torch.Tensor]) -> torch.Tensor:
+    """The parameters' accumulated gradients as one vector (zeros where the loss did not reach a parameter)."""
+    return flatten([torch.zeros_like(p) if p.grad is None else p.grad for p in params])
+
+
+def step_directions(g: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The two unit-size step directions of a flat gradient g: 'sign' (sign(g), Adam's first step: every weight
+    moves by alpha) and 'normalized' (g / rms(g): the gradient itself, moving the weights as far in total)."""
+    return {"sign": torch.sign(g), "normalized": g / g.pow(2).mean().sqrt().clamp_min(1e-30)}
+
+
 def flatten(gradient: list[torch.Tensor]) -> torch.Tensor:
     """One vector of a per-parameter gradient, in the order of the trainer's parameters."""
     return torch.cat([g.reshape(-1) for g in gradient])

@@ -24,7 +24,7 @@ import argparse
 import torch
 
 from pathwise import batch_reward
-from profile_trainer import add_profile_arguments, flatten, profile_trainer, set_weights
+from profile_trainer import add_profile_arguments, flat_gradient, profile_trainer, set_weights, step_directions
 
 
 def gradient(trainer, step: int, seed: int) -> tuple[float, torch.Tensor]:
@@ -32,7 +32,7 @@ def gradient(trainer, step: int, seed: int) -> tuple[float, torch.Tensor]:
     for p in trainer.parameters:
         p.grad = None
     reward = batch_reward(trainer, step, seed, backward=True)
-    return float(reward), flatten([torch.zeros_like(p) if p.grad is None else p.grad for p in trainer.parameters])
+    return float(reward), flat_gradient(trainer.parameters)
 
 
 def main() -> None:
@@ -50,9 +50,8 @@ def main() -> None:
         cosine = float(g_a @ g_b / (g_a.norm() * g_b.norm()).clamp_min(1e-30))
         print(f"trained weights {g_a.numel()}, reward A {reward_a:.4f}, B {reward_b:.4f}, |g_A| {float(g_a.norm()):.4g}, "
               f"cos(g_A, g_B) {cosine:+.4f}", flush=True)
-        directions = {"sign": torch.sign(g_a), "normalized": g_a / g_a.pow(2).mean().sqrt().clamp_min(1e-30)}
         print("direction  alpha     dA actual  dA first-order  dB actual")
-        for name, d in directions.items():
+        for name, d in step_directions(g_a).items():
             slope = float(g_a @ d)
             for alpha in args.alphas:
                 set_weights(params, start, alpha * d)

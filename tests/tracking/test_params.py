@@ -86,6 +86,9 @@ def test_method_of_a_trial():
     assert method_of("window3", window, 5) == "TVRL"
 
 
+NULL_CONTROLS = ("objectives.null", "objectives.nft_null")
+
+
 def test_every_registered_router_and_objective_declares_its_method():
     """Uniform credit is GRPO and every other router TVRL; the null controls (of the transition objectives and of
     DiffusionNFT) are null and every other objective leaves the method to the credit."""
@@ -94,7 +97,7 @@ def test_every_registered_router_and_objective_declares_its_method():
         expected = "GRPO" if component.qualified_name == "credit.uniform" else "TVRL"
         assert component.target.method == expected, component.qualified_name
     for component in registry.components("objectives"):
-        expected = "null" if component.qualified_name in ("objectives.null", "objectives.nft_null") else None
+        expected = "null" if component.qualified_name in NULL_CONTROLS else None
         assert component.target.method == expected, component.qualified_name
 
 
@@ -128,7 +131,7 @@ def test_every_preset_alone_gives_the_method_of_the_component_it_selects(axis, n
     if axis == "credit":
         assert method_from_presets({"credit": name}, False) == ("GRPO" if selected == "credit.uniform" else "TVRL")
     else:
-        null = selected in ("objectives.null", "objectives.nft_null")
+        null = selected in NULL_CONTROLS
         assert method_from_presets({"objective": name, "credit": "window3"}, False) == ("null" if null else "TVRL")
         assert method_from_presets({"objective": name, "credit": "uniform"}, False) == ("null" if null else "GRPO")
     assert method_from_presets({axis: name}, True) == "base"

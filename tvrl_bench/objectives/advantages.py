@@ -1,9 +1,14 @@
 """Group-relative advantages (GRPO): each rollout's reward against the other rollouts of its prompt; and their
-random permutation (the null control)."""
+random permutation (the null control) and the mixin that makes an objective its own null control."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
+
+if TYPE_CHECKING:
+    from tvrl_bench.objectives.step_rewards import StepRewards
 
 
 def group_advantages(
@@ -46,9 +51,22 @@ def permuted_advantages(advantages: torch.Tensor, generator: torch.Generator, gr
     if not within_groups:
         return advantages[torch.randperm(len(advantages), generator=generator)]
     if groups is None:
-        raise ValueError("objectives.null.within_groups = True needs the rollouts' group ids")
+        raise ValueError("a null control's within_groups = True needs the rollouts' group ids")
     order = torch.arange(len(advantages))
     for group in torch.unique(groups):
         members = (groups == group).nonzero().flatten()
         order[members] = members[torch.randperm(len(members), generator=generator)]
     return advantages[order]
+
+
+class PermutedAdvantages:
+    """Mixin (before the objective's class) that makes an objective its null control: the same loss with the step's
+    advantages randomly permuted, method label `null`. The subclass sets `within_groups` (permute only among the
+    rollouts of one prompt, which keeps each group's advantages summing to zero as the real ones do)."""
+
+    method = "null"
+    within_groups: bool
+
+    def advantages(self, step: "StepRewards") -> torch.Tensor:
+        """The step's advantages[B] permuted with its generator (within its groups when `within_groups`)."""
+        return permuted_advantages(step.advantages, step.generator, step.groups, self.within_groups)

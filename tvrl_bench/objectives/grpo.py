@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import torch
-
-from tvrl_bench.objectives.advantages import permuted_advantages
+from tvrl_bench.objectives.advantages import PermutedAdvantages
 from tvrl_bench.objectives.base import Objective
 from tvrl_bench.objectives.losses import credit_weighted_grpo_loss, per_token_ratio_loss
-from tvrl_bench.objectives.step_rewards import StepRewards
 from tvrl_bench.registry import register
 
 
@@ -28,14 +25,12 @@ class PerTokenRatioGRPO(Objective):
 
 
 @register("objectives", "null")
-class NullControl(CreditWeightedGRPO):
+class NullControl(PermutedAdvantages, CreditWeightedGRPO):
     """The null control: TVRL's loss with the step's advantages randomly permuted across its rollouts.
 
     Updates keep their size (the same multiset of advantages, the same credit maps and clipping) but carry no
     information about which rollout was better, so any gain over the base it shows is what noise and drift buy.
     """
-
-    method = "null"
 
     def __init__(self, clip_range: float = 1e-4, kl_beta: float = 0.0, within_groups: bool = False):
         """within_groups: permute only among the rollouts of one prompt, which keeps each group's advantages
@@ -43,7 +38,3 @@ class NullControl(CreditWeightedGRPO):
         conditional mean in a random direction, so its updates are noisier than the methods' own)."""
         super().__init__(clip_range, kl_beta)
         self.within_groups = within_groups
-
-    def advantages(self, step: StepRewards) -> torch.Tensor:
-        """The step's advantages[B] permuted with its generator (within its groups when `within_groups`)."""
-        return permuted_advantages(step.advantages, step.generator, step.groups, self.within_groups)

@@ -12,13 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
-
-from tvrl_bench.objectives.advantages import permuted_advantages
+from tvrl_bench.objectives.advantages import PermutedAdvantages
 from tvrl_bench.objectives.matching import MatchingObjective
 from tvrl_bench.objectives.matching_losses import nft_loss
 from tvrl_bench.objectives.reference import MovingAverageReference
-from tvrl_bench.objectives.step_rewards import StepRewards
 from tvrl_bench.registry import register
 
 
@@ -53,7 +50,7 @@ class NegativeAwareFineTuning(MatchingObjective):
 
 
 @register("objectives", "nft_null")
-class NegativeAwareFineTuningNull(NegativeAwareFineTuning):
+class NegativeAwareFineTuningNull(PermutedAdvantages, NegativeAwareFineTuning):
     """The null control of DiffusionNFT: its loss with the step's advantages randomly permuted (within each group
     by default), nothing else changed.
 
@@ -62,15 +59,9 @@ class NegativeAwareFineTuningNull(NegativeAwareFineTuning):
     control of the transition objectives (GRPO, TVRL) and does not apply to a matching objective.
     """
 
-    method = "null"
-
     def __init__(self, beta: float = 1.0, advantage_clip: float = 5.0, old_decay: float = 0.0, timesteps: int = 2,
                  timestep_range: tuple[float, float] = (0.0, 0.9), kl_beta: float = 0.0, within_groups: bool = True):
         """within_groups: permute only among the rollouts of one prompt (True, the default: each group's
         advantages keep summing to zero, as the real ones do); False permutes across the whole step."""
         super().__init__(beta, advantage_clip, old_decay, timesteps, timestep_range, kl_beta)
         self.within_groups = within_groups
-
-    def advantages(self, step: StepRewards) -> torch.Tensor:
-        """The step's advantages[B] permuted with its generator (within its groups when `within_groups`)."""
-        return permuted_advantages(step.advantages, step.generator, step.groups, self.within_groups)
