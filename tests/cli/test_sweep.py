@@ -58,18 +58,17 @@ def test_a_killed_sweep_resumes_without_duplicates_and_ends_like_an_uninterrupte
     uri = f"sqlite:///{tmp_path / 'q.db'}"
     command = [console_script("tvrl-sweep"), str(study), "--tracking-uri", uri, "--out", str(tmp_path / "out"),
                "--no-progress", "--workers", "2", "--no-tables"]
-    pausing = {**os.environ, "PYTHONPATH": str(ROOT), "TVRL_FAULT": "pause", "TVRL_FAULT_AT": "3"}
+    paused = tmp_path / "paused"  # each trial process announces its pause here (tests/training/faults.py)
+    pausing = {**os.environ, "PYTHONPATH": str(ROOT), "TVRL_FAULT": "pause", "TVRL_FAULT_AT": "3",
+               "TVRL_FAULT_PAUSED_DIR": str(paused)}
     driver = subprocess.Popen(command, cwd=tmp_path, env=pausing, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.time() + 600
     while time.time() < deadline:
         time.sleep(2)
         assert driver.poll() is None, f"the sweep to kill exited early with code {driver.returncode}"
-        checkpoints = list((tmp_path / "out" / "runs" / "tiny").glob("*/state.pt"))
-        if len(checkpoints) == 2 and (tmp_path / "q.db").exists():
-            _, _, trials = study_runs(uri, "tiny")
-            if sum(r.info.status == "RUNNING" for r in trials) == 2:
-                break
+        if paused.is_dir() and len(list(paused.iterdir())) == 2:
+            break
     else:
         raise AssertionError("no trial reached its pause within 600 s")
     os.killpg(driver.pid, signal.SIGKILL)  # the driver and every trial process

@@ -57,7 +57,9 @@ def test_sigterm_stops_a_sweep_cleanly_and_a_rerun_ends_like_an_uninterrupted_on
 
     # The sweep to stop: each trial pauses inside its third step (after two checkpoints) until the stop arrives.
     uri = f"sqlite:///{tmp_path / 'q.db'}"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "TVRL_FAULT": "pause", "TVRL_FAULT_AT": "3"}
+    paused = tmp_path / "paused"  # each trial process announces its pause here (tests/training/faults.py)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "TVRL_FAULT": "pause", "TVRL_FAULT_AT": "3",
+           "TVRL_FAULT_PAUSED_DIR": str(paused)}
     env.pop("MLFLOW_TRACKING_URI", None)
     driver = subprocess.Popen([console_script("tvrl-sweep"), *sweep_args(tmp_path, study, "q.db", "out")],
                               cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -65,11 +67,12 @@ def test_sigterm_stops_a_sweep_cleanly_and_a_rerun_ends_like_an_uninterrupted_on
     while time.time() < deadline:
         time.sleep(1)
         assert driver.poll() is None, f"the sweep ended early ({driver.returncode}): {driver.stderr.read()[-3000:]}"
-        if len(list((tmp_path / "out" / "runs" / "tiny").glob("*/state.pt"))) == 2 and (tmp_path / "q.db").exists():
-            if sum(r.info.status == "RUNNING" for r in runs_of(uri, "tiny") if r.data.tags.get("tvrl.role") == "trial") == 2:
-                break
+        if paused.is_dir() and len(list(paused.iterdir())) == 2:
+            break
     else:
-        raise AssertionError("the trials did not reach their second checkpoint within 600 s")
+        raise AssertionError("the trials did not reach their pause within 600 s")
+    assert len(list((tmp_path / "out" / "runs" / "tiny").glob("*/state.pt"))) == 2
+    assert sum(r.info.status == "RUNNING" for r in runs_of(uri, "tiny") if r.data.tags.get("tvrl.role") == "trial") == 2
     driver.send_signal(signal.SIGTERM)  # the driver alone, as `kill PID` or a scheduler would
     stdout, stderr = driver.communicate(timeout=300)
     stopped = subprocess.CompletedProcess(driver.args, driver.returncode, stdout, stderr)
@@ -97,4 +100,4 @@ def test_sigterm_stops_a_sweep_cleanly_and_a_rerun_ends_like_an_uninterrupted_on
     for name in TABLE_FILES:
         assert (tmp_path / "out" / "reports" / "tiny" / name).read_text() == \
             (ref_out / "reports" / "tiny" / name).read_text(), name
-    assert not written_outside(tmp_path, before, ("out", "q.db", "q_artifacts"))
+    assert not written_outside(tmp_path, before, ("out", "q.db", "q_artifacts", "paused"))

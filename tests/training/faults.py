@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from pathlib import Path
 
 from tvrl_bench.registry import register
 from tvrl_bench.rewards.toy_oracle import ToyOracle
@@ -19,7 +20,8 @@ from tvrl_bench.rewards.toy_oracle import ToyOracle
 @register("rewards", "faulty_oracle")
 class FaultyOracle(ToyOracle):
     """The toy oracle, with faults on call $TVRL_FAULT_AT: $TVRL_FAULT = sigkill | sigterm | nan | pause
-    (pause: wait $TVRL_FAULT_PAUSE_S seconds, default 600, or until SIGTERM / SIGINT, then go on)."""
+    (pause: wait $TVRL_FAULT_PAUSE_S seconds, default 600, or until SIGTERM / SIGINT, then go on; with
+    $TVRL_FAULT_PAUSED_DIR set, the pause announces itself there, see `pause_until_signalled`)."""
 
     calls = 0
 
@@ -41,7 +43,9 @@ def pause_until_signalled(seconds: float) -> None:
     """Wait `seconds`, or until SIGTERM or SIGINT arrives; the handler installed before (the trial's) still runs.
 
     A plain time.sleep would resume after the trial's handler returns (PEP 475) and hold the stop for the rest of
-    the pause.
+    the pause. Once this pause's handlers are installed it writes an empty file named by the process id into
+    $TVRL_FAULT_PAUSED_DIR (when set): a test that signals only after seeing it cannot hit the window before the
+    pause, where the trial would note the stop and then sit out the whole pause.
     """
     arrived: list[int] = []
     stops = (signal.SIGTERM, signal.SIGINT)
@@ -54,6 +58,10 @@ def pause_until_signalled(seconds: float) -> None:
 
     for sig in stops:
         signal.signal(sig, note)
+    if os.environ.get("TVRL_FAULT_PAUSED_DIR"):
+        folder = Path(os.environ["TVRL_FAULT_PAUSED_DIR"])
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / str(os.getpid())).touch()
     try:
         deadline = time.monotonic() + seconds
         while not arrived and time.monotonic() < deadline:
