@@ -12,6 +12,7 @@ from pathlib import Path
 from mlflow.tracking import MlflowClient
 
 from tests.support import console_script
+from tests.training.pauses import PAUSED_DIR_ENV, wait_for_pauses
 from tests.sweeps.helpers import write_study
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,17 +61,10 @@ def test_a_killed_sweep_resumes_without_duplicates_and_ends_like_an_uninterrupte
                "--no-progress", "--workers", "2", "--no-tables"]
     paused = tmp_path / "paused"  # each trial process announces its pause here (tests/training/faults.py)
     pausing = {**os.environ, "PYTHONPATH": str(ROOT), "TVRL_FAULT": "pause", "TVRL_FAULT_AT": "3",
-               "TVRL_FAULT_PAUSED_DIR": str(paused)}
+               PAUSED_DIR_ENV: str(paused)}
     driver = subprocess.Popen(command, cwd=tmp_path, env=pausing, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.time() + 600
-    while time.time() < deadline:
-        time.sleep(2)
-        assert driver.poll() is None, f"the sweep to kill exited early with code {driver.returncode}"
-        if paused.is_dir() and len(list(paused.iterdir())) == 2:
-            break
-    else:
-        raise AssertionError("no trial reached its pause within 600 s")
+    wait_for_pauses(paused, driver, 2)
     os.killpg(driver.pid, signal.SIGKILL)  # the driver and every trial process
     driver.wait()
 

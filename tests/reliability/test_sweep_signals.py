@@ -8,11 +8,11 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 from tests.reliability.helpers import ROOT, assert_none_running, error_line, files_in, run, runs_of, written_outside
 from tests.support import console_script
+from tests.training.pauses import PAUSED_DIR_ENV, wait_for_pauses
 from tvrl_bench.tracking.mlflow_run import EXPERIMENT_KIND, EXPERIMENT_KIND_TAG
 
 TABLE_FILES = ("samplers.md", "samplers.csv", "samplers.tex", "samplers.html")
@@ -59,18 +59,11 @@ def test_sigterm_stops_a_sweep_cleanly_and_a_rerun_ends_like_an_uninterrupted_on
     uri = f"sqlite:///{tmp_path / 'q.db'}"
     paused = tmp_path / "paused"  # each trial process announces its pause here (tests/training/faults.py)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "TVRL_FAULT": "pause", "TVRL_FAULT_AT": "3",
-           "TVRL_FAULT_PAUSED_DIR": str(paused)}
+           PAUSED_DIR_ENV: str(paused)}
     env.pop("MLFLOW_TRACKING_URI", None)
     driver = subprocess.Popen([console_script("tvrl-sweep"), *sweep_args(tmp_path, study, "q.db", "out")],
                               cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 600
-    while time.time() < deadline:
-        time.sleep(1)
-        assert driver.poll() is None, f"the sweep ended early ({driver.returncode}): {driver.stderr.read()[-3000:]}"
-        if paused.is_dir() and len(list(paused.iterdir())) == 2:
-            break
-    else:
-        raise AssertionError("the trials did not reach their pause within 600 s")
+    wait_for_pauses(paused, driver, 2)
     assert len(list((tmp_path / "out" / "runs" / "tiny").glob("*/state.pt"))) == 2
     assert sum(r.info.status == "RUNNING" for r in runs_of(uri, "tiny") if r.data.tags.get("tvrl.role") == "trial") == 2
     driver.send_signal(signal.SIGTERM)  # the driver alone, as `kill PID` or a scheduler would

@@ -13,6 +13,7 @@ import signal
 import time
 from pathlib import Path
 
+from tests.training.pauses import PAUSED_DIR_ENV
 from tvrl_bench.registry import register
 from tvrl_bench.rewards.toy_oracle import ToyOracle
 
@@ -58,8 +59,8 @@ def pause_until_signalled(seconds: float) -> None:
 
     for sig in stops:
         signal.signal(sig, note)
-    if os.environ.get("TVRL_FAULT_PAUSED_DIR"):
-        folder = Path(os.environ["TVRL_FAULT_PAUSED_DIR"])
+    if os.environ.get(PAUSED_DIR_ENV):
+        folder = Path(os.environ[PAUSED_DIR_ENV])
         folder.mkdir(parents=True, exist_ok=True)
         (folder / str(os.getpid())).touch()
     try:
