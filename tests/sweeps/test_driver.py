@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
-from tests.sweeps.helpers import write_study
+from tests.sweeps.helpers import InProcess, options, write_study
 from tests.tracking.helpers import fresh_store
 from tvrl_bench.executors.base import NOT_STARTED, Executor, TrialCommand
-from tvrl_bench.sweeps.driver import SWEEP_LOCK, SweepOptions, last_error_line, plan, run_sweep
+from tvrl_bench.sweeps.driver import SWEEP_LOCK, last_error_line, plan, run_sweep
 from tvrl_bench.tracking.mlflow_run import TrialTracker
 from tvrl_bench.training.trial.checkpoint import CheckpointDir
 from tvrl_bench.training.trial.lock import FolderLock, TrialBusy
@@ -75,28 +75,6 @@ class Scripted(Executor):
     def shutdown(self) -> None:
         self.shutdowns += 1
 
-
-class InProcess(Executor):
-    """Runs tvrl-train's entry point for each command in this process (in the main thread, where a trial can
-    install its signal handlers), with the command line a worker would get."""
-
-    def __init__(self):
-        self.codes: list[int] = []
-
-    def submit(self, command: TrialCommand) -> Future:
-        from tvrl_bench.cli.train import main
-
-        argv = command.argv(threads=1, gpus=0)
-        assert argv[1:3] == ["-m", "tvrl_bench.cli.train"]
-        code = main([*argv[3:], "--cpu"])
-        self.codes.append(code)
-        future: Future = Future()
-        future.set_result(code)
-        return future
-
-
-def options(uri: str, tmp_path: Path, **kw) -> SweepOptions:
-    return SweepOptions(tracking_uri=uri, out_dir=str(tmp_path / "out"), progress=False, regenerate_tables=False, **kw)
 
 
 def study_runs(uri: str, study: str = "tiny"):

@@ -1,0 +1,89 @@
+"""`tvrl-bench wide-eval STUDY.gin --out DIR --prompts N`: score a finished toy study's final policies on more
+held-out prompts than its trials evaluated, and pair every arm with the base seed by seed."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from pathlib import Path
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "wide-eval",
+        help="re-score a finished toy study's final policies on more held-out prompts (paired with the base)",
+        description=(
+            "Load the final checkpoint of every trial of a finished toy study and generate, with the trial's own "
+            "evaluation noise, the first N prompts of the toy dataset's eval split drawn with n_eval = N, leaving out "
+            "any scene the trial trained on. The first eval_prompts of them are the trial's own eval prompts, so "
+            "the 'own' table reproduces the study's final evaluation exactly; the 'wide' table is the same "
+            "policies on N prompts, with less generation noise. Prints both tables (overall x 100, each arm's "
+            "paired difference from the base of its seed, 95%% t-interval); nothing is written to MLflow."
+        ),
+    )
+    parser.add_argument("study", metavar="STUDY.gin", help="the study file the sweep ran (sweeps/*.gin)")
+    parser.add_argument("--out", default=".", help="the sweep's --out folder, which holds runs/<study>/ (default: .)")
+    parser.add_argument("--profile", help="the --profile the sweep ran with, if any")
+    parser.add_argument("--prompts", type=int, default=512, metavar="N",
+                        help="wider eval prompts per trial before removing trained scenes (default 512)")
+    parser.add_argument("--workers", type=int, default=2,
+                        help="trials scored at once, one torch thread each (default 2)")
+    parser.add_argument("--csv", metavar="PATH", help="also write every trial's own and wide metrics to this CSV file")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(run=run)
+
+
+def _score(spec, runs: str, prompts: int):
+    import torch
+
+    from tvrl_bench.sweeps.wide_eval import score_trial
+
+    torch.set_num_threads(1)
+    return score_trial(spec, runs, prompts)
+
+
+def run(args: argparse.Namespace) -> int:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    from tqdm import tqdm
+
+    from tvrl_bench.sweeps.plan import expand, load_study
+    from tvrl_bench.sweeps.wide_eval import format_rows, paired_rows
+
+    if args.prompts < 1 or args.workers < 1:
+        print("error: --prompts and --workers must be at least 1", file=sys.stderr)
+        return 2
+    study, resolved = load_study(args.study, args.profile)
+    specs = expand(study, resolved)
+    runs = str(Path(args.out) / "runs" / study.name)
+    scores = []
+    with ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(_score, spec, runs, args.prompts) for spec in specs]
+        for future in tqdm(as_completed(futures), total=len(futures), desc="trials", disable=args.no_progress):
+            scores.append(future.result())
+    order = {spec.key: i for i, spec in enumerate(specs)}
+    scores.sort(key=lambda s: order[s.spec.key])
+    print(format_rows(paired_rows(scores, "own"), f"{study.name}: the trials' own eval prompts (overall x 100)"))
+    print()
+    counts = sorted({s.prompts for s in scores})
+    print(format_rows(paired_rows(scores, "wide"),
+                      f"{study.name}: {'/'.join(map(str, counts))} wider held-out prompts (overall x 100; "
+                      f"{max(s.dropped for s in scores)} at most dropped as trained scenes)"))
+    if args.csv:
+        write_csv(args.csv, scores)
+    return 0
+
+
+def write_csv(path: str, scores) -> None:
+    """One row per trial: its arm, seed, key, prompt count and every own_* and wide_* metric."""
+    keys = sorted({k for s in scores for k in s.wide})
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["arm", "seed", "key", "prompts", "dropped",
+                         *(f"own_{k}" for k in keys), *(f"wide_{k}" for k in keys)])
+        for s in scores:
+            writer.writerow([s.arm, s.spec.seed, s.spec.key, s.prompts, s.dropped,
+                             *(s.own.get(k) for k in keys), *(s.wide.get(k) for k in keys)])

@@ -1,0 +1,156 @@
+"""Re-evaluating a finished study's final policies on more held-out prompts than its trials evaluated.
+
+A toy trial scores its final policy on its `eval_prompts` eval prompts (64 in the toy profiles). With a fixed
+prompt set and the generation noise seeded by the trial's seed, much of the seed-to-seed spread of a study is the
+noise of generating those few videos, not of training: the untrained base itself scatters across seeds. A wider
+evaluation shrinks that part without rerunning any training.
+
+The wider set is the toy dataset's eval split drawn with n_eval = `prompts`, minus every scene the trial trained
+on (the default world has about 1,340 distinct scenes and a trial trains on 512 of them, so asking for 1,000 keeps
+about 620). Eval prompts are drawn first from the dataset's seed, so the wider set starts with the trial's own eval
+prompts in order, and it is generated with the trial's evaluation noise: its first `eval_prompts` videos are the
+trial's own final evaluation, bit for bit (`TrialScores.own`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import gin
+import torch
+
+from tvrl_bench import config as gin_config
+from tvrl_bench.datasets.toy import signatures
+from tvrl_bench.report.stats import paired_delta
+from tvrl_bench.sweeps.plan import TrialSpec
+from tvrl_bench.training.evaluation import TrialEvaluation
+from tvrl_bench.training.parallel.sharded_state import load_parameters
+from tvrl_bench.training.step.batch_split import BatchSplit
+from tvrl_bench.training.trial.build import build_settings
+from tvrl_bench.training.trial.checkpoint import CheckpointDir
+
+
+@dataclass
+class TrialScores:
+    """One finished trial scored twice from the same videos: on its own eval prompts (`own`, as the trial scored
+    itself) and on the wider held-out set (`wide`, `prompts` prompts). Metrics are the evaluator's plus
+    `critic_reward`."""
+
+    spec: TrialSpec
+    own: dict[str, float]
+    wide: dict[str, float]
+    prompts: int
+    dropped: int  # wider-set prompts left out because the trial trained on their scene
+
+    @property
+    def arm(self) -> str:
+        """The trial's row: 'base' or its axis presets joined, e.g. 'nft / window3'."""
+        return "base" if self.spec.base else " / ".join(self.spec.labels.values())
+
+
+def finished_checkpoint(runs: Path, spec: TrialSpec) -> CheckpointDir:
+    """The checkpoint folder of a finished trial (runs/<key>); FileNotFoundError naming the trial otherwise."""
+    checkpoints = CheckpointDir(runs / spec.key)
+    info = checkpoints.info()
+    if info is None or not info.finished:
+        raise FileNotFoundError(
+            f"{checkpoints.folder}: trial {spec.title} has no finished checkpoint; finish the study first "
+            "(rerun tvrl-sweep with the same study file and --out)"
+        )
+    return checkpoints
+
+
+def wider_eval_items(spec: TrialSpec, prompts: int, trained_on: frozenset) -> tuple[list, int]:
+    """The first `prompts` eval prompts of the trial's toy dataset drawn with n_eval = prompts (and no train split),
+    without the scenes in `trained_on`; and how many were dropped."""
+    bindings = [*spec.bindings, f"datasets.toy.n_eval = {prompts}", "datasets.toy.n_train = 0"]
+    try:
+        loaded = gin_config.load_config(list(spec.files), bindings)
+        wide = build_settings(loaded)
+    except (gin_config.ConfigError, ValueError) as exc:
+        raise gin_config.ConfigError(
+            f"--prompts {prompts}: a wider evaluation redraws the toy dataset's eval split (datasets.toy.n_eval), "
+            f"and trial {spec.title} could not be rebuilt that way: {exc}"
+        ) from None
+    finally:
+        gin.clear_config()
+    items = list(wide.dataset.eval)
+    kept = [it for it in items if signatures([it]).isdisjoint(trained_on)]
+    return kept, len(items) - len(kept)
+
+
+def score_trial(spec: TrialSpec, runs: str | Path, prompts: int) -> TrialScores:
+    """Load the trial's final parameters and score them on its own and on `prompts` wider eval prompts (CPU)."""
+    checkpoints = finished_checkpoint(Path(runs), spec)
+    try:
+        loaded = gin_config.load_config(list(spec.files), list(spec.bindings))
+        settings = build_settings(loaded)
+    finally:
+        gin.clear_config()
+    own_count = min(settings.eval_prompts, len(settings.dataset.eval))
+    if prompts < own_count:
+        raise ValueError(f"--prompts {prompts}: fewer than the trial's own {own_count} eval prompts; ask for more")
+    items, dropped = wider_eval_items(spec, prompts, signatures(settings.dataset.train))
+    saved = checkpoints.load()  # None for an untrained base row (steps 0 saves no state): the pretrained policy
+    if saved is None and settings.steps > 0:
+        raise FileNotFoundError(f"{checkpoints.state_path}: trial {spec.title} finished but its final state is missing")
+    policy = settings.policy.to("cpu")
+    if saved is not None:
+        load_parameters(policy.trainable_parameters(), saved["parameters"])
+    settings.reward.to("cpu")
+    split = BatchSplit.of(settings.prompts_per_step, settings.group_size, settings.minibatches, settings.micro_batch, 1)
+    evaluation = TrialEvaluation(settings, policy, items, split.micro_batch, torch.device("cpu"))
+    with torch.no_grad():
+        videos = torch.cat([v for _, v in evaluation.chunk_videos()])
+    prompts_text, checks = [it.prompt for it in items], [it.checks for it in items]
+    critic = evaluation.critic_rewards(videos, prompts_text, checks)
+
+    def metrics(n: int) -> dict[str, float]:
+        scored = settings.evaluator.evaluate(videos[:n], prompts_text[:n], checks[:n])
+        return {**scored, "critic_reward": float(critic[:n].mean())}
+
+    return TrialScores(spec, metrics(own_count), metrics(len(items)), len(items), dropped)
+
+
+@dataclass
+class ArmDelta:
+    """One arm's paired difference from the base over the seeds both finished, on one prompt set (x 100)."""
+
+    arm: str
+    mean: float
+    delta: float
+    low: float
+    high: float
+    seeds: int
+    per_seed: dict[int, float] = field(default_factory=dict)
+
+
+def paired_rows(scores: list[TrialScores], which: str = "wide", metric: str = "overall") -> list[ArmDelta]:
+    """Per arm (base first), the mean `metric` x 100 and its paired difference from the base of each seed with a
+    95% t-interval, on the `own` or `wide` prompt set."""
+    values: dict[str, dict[int, float]] = {}
+    for s in scores:
+        values.setdefault(s.arm, {})[s.spec.seed] = 100 * getattr(s, which)[metric]
+    base = values.get("base", {})
+    rows = []
+    for arm in sorted(values, key=lambda a: (a != "base", list(values).index(a))):
+        by_seed = values[arm]
+        mean = sum(by_seed.values()) / len(by_seed)
+        if arm == "base" or not base:
+            rows.append(ArmDelta(arm, mean, math.nan, math.nan, math.nan, len(by_seed)))
+            continue
+        stat = paired_delta(by_seed, base)
+        per_seed = {seed: by_seed[seed] - base[seed] for seed in sorted(set(by_seed) & set(base))}
+        rows.append(ArmDelta(arm, mean, stat.delta, stat.ci_low, stat.ci_high, stat.n_treated, per_seed))
+    return rows
+
+
+def format_rows(rows: list[ArmDelta], title: str) -> str:
+    """A plain-text table of `paired_rows`."""
+    lines = [title, f"{'arm':<28} {'mean':>7} {'delta vs base [95% CI]':>28} {'seeds':>5}"]
+    for r in rows:
+        delta = "" if math.isnan(r.delta) else f"{r.delta:+.2f} [{r.low:+.2f}, {r.high:+.2f}]"
+        lines.append(f"{r.arm:<28} {r.mean:>7.2f} {delta:>28} {r.seeds:>5}")
+    return "\n".join(lines)
