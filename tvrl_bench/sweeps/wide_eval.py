@@ -7,7 +7,7 @@ evaluation shrinks that part without rerunning any training.
 
 The wider set is the toy dataset's eval split drawn with n_eval = `prompts`, minus every scene the trial trained
 on (the default world has about 1,340 distinct scenes and a trial trains on 512 of them, so asking for 1,000 keeps
-about 620). Eval prompts are drawn first from the dataset's seed, so the wider set starts with the trial's own eval
+594). Eval prompts are drawn first from the dataset's seed, so the wider set starts with the trial's own eval
 prompts in order, and it is generated with the trial's evaluation noise: its first `eval_prompts` videos are the
 trial's own final evaluation, bit for bit (`TrialScores.own`).
 """
