@@ -80,14 +80,17 @@ def test_the_wider_set_starts_with_the_trials_eval_prompts_and_leaves_out_every_
         score_trial(spec, tmp_path / "out" / "runs" / "tiny", 3)
 
 
-def test_an_unfinished_trial_is_named_with_how_to_finish_it(tmp_path, tiny_policy_path, monkeypatch):
+def test_an_unfinished_trial_is_named_with_how_to_finish_it(tmp_path, tiny_policy_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     study = write_study(tmp_path, tiny_policy_path, axes="{'credit': ['uniform']}", steps=1)
     loaded_study, resolved = load_study(str(study))
     (spec,) = expand(loaded_study, resolved)
-    with pytest.raises(FileNotFoundError, match=f"{spec.key}: trial credit=uniform seed=0 has no finished checkpoint; "
-                                                "finish the study first"):
+    expected = f"{spec.key}: trial credit=uniform seed=0 has no finished checkpoint; finish the study first"
+    with pytest.raises(FileNotFoundError, match=expected):
         score_trial(spec, tmp_path / "out" / "runs" / "tiny", 16)
+    assert main(["wide-eval", str(study), "--out", str(tmp_path / "out"), "--no-progress"]) != 0
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert expected in line
 
 
 def test_paired_rows_match_an_independent_paired_t_interval():

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from tvrl_bench.sweeps.plan import expand, load_study
-    from tvrl_bench.sweeps.wide_eval import format_rows, paired_rows
+    from tvrl_bench.sweeps.wide_eval import finished_checkpoint, format_rows, paired_rows
 
     if args.prompts < 1 or args.workers < 1:
         print("error: --prompts and --workers must be at least 1", file=sys.stderr)
@@ -58,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
     study, resolved = load_study(args.study, args.profile)
     specs = expand(study, resolved)
     runs = str(Path(args.out) / "runs" / study.name)
+    for spec in specs:  # every trial finished, before minutes of scoring: one line naming the first that did not
+        finished_checkpoint(Path(runs), spec)
     scores = []
     with ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = [pool.submit(_score, spec, runs, args.prompts) for spec in specs]
