@@ -72,7 +72,7 @@ def test_the_wider_set_starts_with_the_trials_eval_prompts_and_leaves_out_every_
     spec = next(s for s in expand(loaded_study, resolved) if not s.base)
     settings = build_settings(gin_config.load_config(list(spec.files), list(spec.bindings)))
     train, own = signatures(settings.dataset.train), [it.prompt for it in settings.dataset.eval]
-    items, dropped = wider_eval_items(spec, 24, train)
+    items, dropped = wider_eval_items(settings, 24)
     assert [it.prompt for it in items[: len(own)]] == own
     assert signatures(items).isdisjoint(train) and len(items) + dropped == 24
     assert len(signatures(items)) == len(items)  # distinct scenes

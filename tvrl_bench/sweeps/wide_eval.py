@@ -22,11 +22,12 @@ import gin
 import torch
 
 from tvrl_bench import config as gin_config
-from tvrl_bench.datasets.toy import signatures
+from tvrl_bench.datasets.toy import signatures, toy_prompt_set
 from tvrl_bench.report.stats import paired_delta
 from tvrl_bench.sweeps.plan import TrialSpec
 from tvrl_bench.training.evaluation import TrialEvaluation
 from tvrl_bench.training.parallel.sharded_state import load_parameters
+from tvrl_bench.training.settings import TrialSettings
 from tvrl_bench.training.step.batch_split import BatchSplit
 from tvrl_bench.training.trial.build import build_settings
 from tvrl_bench.training.trial.checkpoint import CheckpointDir
@@ -62,37 +63,35 @@ def finished_checkpoint(runs: Path, spec: TrialSpec) -> CheckpointDir:
     return checkpoints
 
 
-def wider_eval_items(spec: TrialSpec, prompts: int, trained_on: frozenset) -> tuple[list, int]:
+def wider_eval_items(settings: TrialSettings, prompts: int) -> tuple[list, int]:
     """The first `prompts` eval prompts of the trial's toy dataset drawn with n_eval = prompts (and no train split),
-    without the scenes in `trained_on`; and how many were dropped."""
-    bindings = [*spec.bindings, f"datasets.toy.n_eval = {prompts}", "datasets.toy.n_train = 0"]
-    try:
-        loaded = gin_config.load_config(list(spec.files), bindings)
-        wide = build_settings(loaded)
-    except (gin_config.ConfigError, ValueError) as exc:
+    without the scenes the trial trained on; and how many were dropped. Call it while the trial's config is loaded:
+    the dataset's other parameters are the trial's bindings."""
+    if not settings.dataset.name.startswith("toy-"):
         raise gin_config.ConfigError(
-            f"--prompts {prompts}: a wider evaluation redraws the toy dataset's eval split (datasets.toy.n_eval), "
-            f"and trial {spec.title} could not be rebuilt that way: {exc}"
-        ) from None
-    finally:
-        gin.clear_config()
-    items = list(wide.dataset.eval)
-    kept = [it for it in items if signatures([it]).isdisjoint(trained_on)]
-    return kept, len(items) - len(kept)
+            f"--prompts: a wider evaluation redraws the toy dataset's eval split (datasets.toy.n_eval); this trial's "
+            f"dataset is {settings.dataset.name!r}, so wide-eval does not apply to it"
+        )
+    try:
+        wide = toy_prompt_set(n_eval=prompts, n_train=0)
+    except ValueError as exc:  # more prompts than the world has distinct scenes
+        raise ValueError(f"--prompts {prompts}: {exc}") from None
+    trained_on = signatures(settings.dataset.train)
+    kept = [it for it in wide.eval if signatures([it]).isdisjoint(trained_on)]
+    return kept, len(wide.eval) - len(kept)
 
 
 def score_trial(spec: TrialSpec, runs: str | Path, prompts: int) -> TrialScores:
     """Load the trial's final parameters and score them on its own and on `prompts` wider eval prompts (CPU)."""
     checkpoints = finished_checkpoint(Path(runs), spec)
     try:
-        loaded = gin_config.load_config(list(spec.files), list(spec.bindings))
-        settings = build_settings(loaded)
+        settings = build_settings(gin_config.load_config(list(spec.files), list(spec.bindings)))
+        own_count = min(settings.eval_prompts, len(settings.dataset.eval))
+        if prompts < own_count:
+            raise ValueError(f"--prompts {prompts}: fewer than the trial's own {own_count} eval prompts; ask for more")
+        items, dropped = wider_eval_items(settings, prompts)
     finally:
         gin.clear_config()
-    own_count = min(settings.eval_prompts, len(settings.dataset.eval))
-    if prompts < own_count:
-        raise ValueError(f"--prompts {prompts}: fewer than the trial's own {own_count} eval prompts; ask for more")
-    items, dropped = wider_eval_items(spec, prompts, signatures(settings.dataset.train))
     saved = checkpoints.load()  # None for an untrained base row (steps 0 saves no state): the pretrained policy
     if saved is None and settings.steps > 0:
         raise FileNotFoundError(f"{checkpoints.state_path}: trial {spec.title} finished but its final state is missing")
@@ -135,7 +134,7 @@ def paired_rows(scores: list[TrialScores], which: str = "wide", metric: str = "o
         values.setdefault(s.arm, {})[s.spec.seed] = 100 * getattr(s, which)[metric]
     base = values.get("base", {})
     rows = []
-    for arm in sorted(values, key=lambda a: (a != "base", list(values).index(a))):
+    for arm in [*(["base"] if base else []), *(a for a in values if a != "base")]:
         by_seed = values[arm]
         mean = sum(by_seed.values()) / len(by_seed)
         if arm == "base" or not base:
