@@ -24,7 +24,7 @@ def finished_study(tmp_path_factory, tmp_path, monkeypatch, tiny_policy_path):
     monkeypatch.chdir(tmp_path)
     uri = fresh_store(tmp_path_factory, tmp_path)
     study = write_study(tmp_path, tiny_policy_path, axes="{'credit': ['uniform']}", seeds="[0, 1]", steps=1)
-    study.write_text(study.read_text() + "sweeps.study.base = True\n")
+    study.write_text(study.read_text() + "sweeps.study.base = True\nsweeps.study.tables = ['power']\n")
     summary = run_sweep(str(study), InProcess, options(uri, tmp_path))
     assert len(summary.finished) == 4 and not summary.failed
     return study, uri
@@ -39,14 +39,22 @@ def logged_eval(uri: str) -> dict[str, dict[str, float]]:
             for r in runs if r.data.tags.get("tvrl.role") == "trial"}
 
 
-def test_wide_eval_reproduces_each_trials_own_evaluation(finished_study, tmp_path, capsys):
+def test_wide_eval_reproduces_each_trials_own_evaluation_then_logs_the_wider_scores_and_table(
+        finished_study, tmp_path, tmp_path_factory, capsys):
     study, uri = finished_study
+    out = tmp_path / "out"
+    (tmp_path / "other").mkdir()
+    elsewhere = fresh_store(tmp_path_factory, tmp_path / "other")
+    assert main(["wide-eval", str(study), "--out", str(out), "--tracking-uri", elsewhere, "--no-progress"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()  # refused before any scoring
+    assert f"--tracking-uri {elsewhere}: this store has no study 'tiny'" in line and "--no-log" in line
+
     table = tmp_path / "wide.csv"
-    code = main(["wide-eval", str(study), "--out", str(tmp_path / "out"), "--prompts", "24", "--workers", "1",
-                 "--csv", str(table), "--no-progress"])
-    assert code == 0
+    assert main(["wide-eval", str(study), "--out", str(out), "--prompts", "24", "--workers", "1",
+                 "--csv", str(table), "--tracking-uri", uri, "--no-progress"]) == 0
     printed = capsys.readouterr().out
     assert "tiny: the trials' own eval prompts" in printed and "wider held-out prompts" in printed
+    assert "logged wide_eval/* to 4 trial runs of 'tiny'" in printed
     rows = list(csv.DictReader(table.open()))
     assert sorted((r["arm"], r["seed"]) for r in rows) == [("base", "0"), ("base", "1"),
                                                             ("uniform", "0"), ("uniform", "1")]
@@ -59,6 +67,29 @@ def test_wide_eval_reproduces_each_trials_own_evaluation(finished_study, tmp_pat
     trained = {r["seed"]: logged[r["key"]]["critic_reward"] for r in rows if r["arm"] == "uniform"}
     untrained = {r["seed"]: logged[r["key"]]["critic_reward"] for r in rows if r["arm"] == "base"}
     assert all(abs(trained[s] - untrained[s]) > 1e-6 for s in trained)  # so matching them needs the checkpoint
+
+    # The wider scores, in each trial's run at its final step, and the power table read from them.
+    client = MlflowClient(uri)
+    runs = {r.data.tags["tvrl.trial_key"]: r
+            for r in client.search_runs([client.get_experiment_by_name("tiny").experiment_id], max_results=100)
+            if r.data.tags.get("tvrl.role") == "trial"}
+    for row in rows:
+        run = runs[row["key"]]
+        assert run.data.tags["tvrl.wide_eval_prompts"] == row["prompts"]
+        for metric in ("overall", "object", "attribute", "motion", "background", "critic_reward"):
+            assert run.data.metrics[f"wide_eval/{metric}"] == pytest.approx(float(row[f"wide_{metric}"]), abs=1e-12)
+        (wide,) = client.get_metric_history(run.info.run_id, "wide_eval/overall")
+        assert wide.step == (0 if row["arm"] == "base" else 1)
+    wide_table = {r["Method"]: r for r in csv.DictReader((out / "reports" / "tiny" / "power_wide.csv").open())}
+    for metric, column in (("overall", "Overall"), ("critic_reward", "Critic reward")):
+        by_seed = {(r["arm"], r["seed"]): 100 * float(r[f"wide_{metric}"]) for r in rows}
+        base = [by_seed["base", s] for s in ("0", "1")]
+        trained = [by_seed["uniform", s] for s in ("0", "1")]
+        assert float(wide_table["Base model"][column]) == pytest.approx(np.mean(base))
+        assert float(wide_table["GRPO (uniform)"][column]) == pytest.approx(np.mean(trained))
+    overall = {(r["arm"], r["seed"]): 100 * float(r["wide_overall"]) for r in rows}
+    assert float(wide_table["GRPO (uniform)"]["Δ vs base"]) == pytest.approx(
+        np.mean([overall["uniform", s] - overall["base", s] for s in ("0", "1")]))
 
 
 def test_the_wider_set_starts_with_the_trials_eval_prompts_and_leaves_out_every_trained_scene(finished_study, tmp_path):

@@ -8,6 +8,8 @@ import csv
 import sys
 from pathlib import Path
 
+from tvrl_bench.cli.common import add_tracking_uri
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -19,8 +21,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "any scene the trial trained on. The first eval_prompts of them are the trial's own eval prompts, so "
             "the 'own' table reproduces the study's final evaluation exactly; the 'wide' table is the same "
             "policies on N prompts, with less generation noise. Prints both tables (overall x 100, each arm's "
-            "paired difference from the base of its seed, 95%% t-interval); nothing is written to MLflow."
+            "paired difference from the base of its seed, 95%% t-interval), logs the wide scores to each trial's "
+            "MLflow run as wide_eval/<metric> (tag tvrl.wide_eval_prompts) and regenerates the study's wide "
+            "tables (reports/tables/<table>_wide.toml, e.g. power_wide) into OUT/reports/<study>/."
         ),
+        epilog="Example: tvrl-bench wide-eval sweeps/power_v2.gin --out OUT --tracking-uri sqlite:///OUT/mlflow.db "
+               "--prompts 1000",
     )
     parser.add_argument("study", metavar="STUDY.gin", help="the study file the sweep ran (sweeps/*.gin)")
     parser.add_argument("--out", default=".", help="the sweep's --out folder, which holds runs/<study>/ (default: .)")
@@ -30,6 +36,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--workers", type=int, default=2,
                         help="trials scored at once, one torch thread each (default 2)")
     parser.add_argument("--csv", metavar="PATH", help="also write every trial's own and wide metrics to this CSV file")
+    add_tracking_uri(parser, help="the MLflow store the sweep wrote to, where the wide scores are logged (default: "
+                                  "$MLFLOW_TRACKING_URI, else sqlite:///mlflow.db)")
+    parser.add_argument("--no-log", action="store_true",
+                        help="print (and --csv) only: log nothing to MLflow and write no tables")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(run=run)
 
@@ -60,6 +70,11 @@ def run(args: argparse.Namespace) -> int:
     runs = str(Path(args.out) / "runs" / study.name)
     for spec in specs:  # every trial finished, before minutes of scoring: one line naming the first that did not
         finished_checkpoint(Path(runs), spec)
+    if not args.no_log:  # and the store to log to holds the study
+        from tvrl_bench.report.runs import resolve_tracking_uri
+        from tvrl_bench.sweeps.wide_eval import study_tracker
+
+        study_tracker(resolve_tracking_uri(args.tracking_uri), study.name)
     scores = []
     with ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = [pool.submit(_score, spec, runs, args.prompts) for spec in specs]
@@ -75,7 +90,31 @@ def run(args: argparse.Namespace) -> int:
                       f"{max(s.dropped for s in scores)} at most dropped as trained scenes)"))
     if args.csv:
         write_csv(args.csv, scores)
+    if not args.no_log:
+        log_and_report(args, study, scores)
     return 0
+
+
+def log_and_report(args: argparse.Namespace, study, scores) -> None:
+    """Log the wide scores to the trials' runs, then regenerate `<table>_wide` for each of the study's tables that
+    has such a definition, into OUT/reports like the sweep's own tables."""
+    from tvrl_bench.report import regenerate
+    from tvrl_bench.report.definitions import available_tables
+    from tvrl_bench.report.runs import resolve_tracking_uri
+    from tvrl_bench.sweeps.wide_eval import log_scores
+
+    uri = resolve_tracking_uri(args.tracking_uri)
+    count = log_scores(uri, study.name, scores)
+    print(f"\nlogged wide_eval/* to {count} trial runs of '{study.name}' in {uri}")
+    defined = available_tables()
+    wide_tables = [f"{t}_wide" for t in study.tables if f"{t}_wide" in defined]
+    if not wide_tables:
+        print(f"no wide table is defined for the study's tables ({', '.join(study.tables) or 'none'}); "
+              "add reports/tables/<table>_wide.toml reading wide_eval/ metrics")
+        return
+    summary = regenerate(study.name, uri, Path(args.out) / "reports", wide_tables)
+    for name, table in summary["tables"].items():
+        print(f"  {name}: {', '.join(table['files'])}")
 
 
 def write_csv(path: str, scores) -> None:

@@ -10,6 +10,10 @@ on (the default world has about 1,340 distinct scenes and a trial trains on 512 
 594). Eval prompts are drawn first from the dataset's seed, so the wider set starts with the trial's own eval
 prompts in order, and it is generated with the trial's evaluation noise: its first `eval_prompts` videos are the
 trial's own final evaluation, bit for bit (`TrialScores.own`).
+
+`log_scores` records the wider scores in each trial's MLflow run as `wide_eval/<metric>` (the evaluator's metrics
+and `critic_reward`, at the trial's final step) with the tag `tvrl.wide_eval_prompts`, so that a table definition
+reading `wide_eval/` metrics (reports/tables/power_wide.toml) regenerates from MLflow like any other.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ class TrialScores:
     wide: dict[str, float]
     prompts: int
     dropped: int  # wider-set prompts left out because the trial trained on their scene
+    steps: int = 0  # the trial's training steps (its final evaluation's step)
 
     @property
     def arm(self) -> str:
@@ -110,7 +115,56 @@ def score_trial(spec: TrialSpec, runs: str | Path, prompts: int) -> TrialScores:
         scored = settings.evaluator.evaluate(videos[:n], prompts_text[:n], checks[:n])
         return {**scored, "critic_reward": float(critic[:n].mean())}
 
-    return TrialScores(spec, metrics(own_count), metrics(len(items)), len(items), dropped)
+    return TrialScores(spec, metrics(own_count), metrics(len(items)), len(items), dropped, settings.steps)
+
+
+WIDE_PREFIX = "wide_eval/"
+PROMPTS_TAG = "tvrl.wide_eval_prompts"
+
+
+def study_tracker(tracking_uri: str, study: str):
+    """The study's tracker in the store at `tracking_uri` (a ConfigError naming the URI when it has no such study)."""
+    from tvrl_bench.sweeps.state import StudyTracker
+
+    tracker = StudyTracker.find(tracking_uri, study)
+    if tracker is None:
+        raise gin_config.ConfigError(
+            f"--tracking-uri {tracking_uri}: this store has no study {study!r}; pass the --tracking-uri the sweep "
+            "wrote to, or --no-log to print the tables only"
+        )
+    return tracker
+
+
+def log_scores(tracking_uri: str, study: str, scores: list[TrialScores]) -> int:
+    """Log each trial's wider scores to its latest finished run of `study` in the store at `tracking_uri`, as
+    `wide_eval/<metric>` at the trial's final step, tagged `tvrl.wide_eval_prompts`; returns how many runs were
+    written. Every trial's run is found before any is written (one error naming the first missing)."""
+    import time
+
+    from mlflow.entities import Metric, RunTag
+
+    tracker = study_tracker(tracking_uri, study)
+    by_key = tracker.runs().by_key
+    targets = []
+    for s in scores:
+        finished = [r for r in by_key.get(s.spec.key, []) if r.info.status == "FINISHED"]
+        if not finished:
+            raise gin_config.ConfigError(
+                f"--tracking-uri {tracking_uri}: trial {s.spec.title} of study {study!r} has no finished run in "
+                "this store; pass the --tracking-uri the sweep wrote to, or --no-log"
+            )
+        targets.append((max(finished, key=_attempt_order).info.run_id, s))
+    now = int(time.time() * 1000)
+    for run_id, s in targets:
+        metrics = [Metric(WIDE_PREFIX + name, float(value), now, s.steps) for name, value in sorted(s.wide.items())]
+        tracker.client.log_batch(run_id, metrics=metrics, tags=[RunTag(PROMPTS_TAG, str(s.prompts))])
+    return len(targets)
+
+
+def _attempt_order(run) -> tuple[int, int]:
+    """The latest attempt of a trial last, as the report keeps it (tvrl.attempt, then end time)."""
+    attempt = run.data.tags.get("tvrl.attempt", "")
+    return (int(attempt) if attempt.isdigit() else -1, run.info.end_time or 0)
 
 
 @dataclass
