@@ -9,6 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 from mlflow.tracking import MlflowClient
 
 from tests.support import console_script
@@ -100,6 +101,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.xdist_group("ray")  # its `ray stop --force` would stop another test's cluster (test_ray_nodes.py)
 def test_a_tiny_sweep_on_a_local_ray_cluster_logging_to_an_mlflow_server(tmp_path, tiny_policy_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "RAY_USAGE_STATS_ENABLED": "0"}
     ray, ray_port, mlflow_port = console_script("ray"), free_port(), free_port()
