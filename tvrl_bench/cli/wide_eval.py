@@ -70,11 +70,12 @@ def run(args: argparse.Namespace) -> int:
     runs = str(Path(args.out) / "runs" / study.name)
     for spec in specs:  # every trial finished, before minutes of scoring: one line naming the first that did not
         finished_checkpoint(Path(runs), spec)
-    if not args.no_log:  # and the store to log to holds the study
+    if not args.no_log:  # and the store to log to holds a finished run of each
         from tvrl_bench.report.runs import resolve_tracking_uri
-        from tvrl_bench.sweeps.wide_eval import study_tracker
+        from tvrl_bench.sweeps.wide_eval import trial_runs
 
-        study_tracker(resolve_tracking_uri(args.tracking_uri), study.name)
+        uri = resolve_tracking_uri(args.tracking_uri)
+        run_ids = trial_runs(uri, study.name, specs)
     scores = []
     with ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = [pool.submit(_score, spec, runs, args.prompts) for spec in specs]
@@ -91,21 +92,19 @@ def run(args: argparse.Namespace) -> int:
     if args.csv:
         write_csv(args.csv, scores)
     if not args.no_log:
-        log_and_report(args, study, scores)
+        log_and_report(args, uri, run_ids, study, scores)
     return 0
 
 
-def log_and_report(args: argparse.Namespace, study, scores) -> None:
+def log_and_report(args: argparse.Namespace, uri: str, run_ids: dict[str, str], study, scores) -> None:
     """Log the wide scores to the trials' runs, then regenerate `<table>_wide` for each of the study's tables that
     has such a definition, into OUT/reports like the sweep's own tables."""
     from tvrl_bench.report import regenerate
     from tvrl_bench.report.definitions import available_tables
-    from tvrl_bench.report.runs import resolve_tracking_uri
     from tvrl_bench.sweeps.wide_eval import log_scores
 
-    uri = resolve_tracking_uri(args.tracking_uri)
-    count = log_scores(uri, study.name, scores)
-    print(f"\nlogged wide_eval/* to {count} trial runs of '{study.name}' in {uri}")
+    log_scores(uri, run_ids, scores)
+    print(f"\nlogged wide_eval/* to {len(run_ids)} trial runs of '{study.name}' in {uri}")
     defined = available_tables()
     wide_tables = [f"{t}_wide" for t in study.tables if f"{t}_wide" in defined]
     if not wide_tables:

@@ -40,6 +40,17 @@ class StudyRuns:
     def attempts(self, key: str) -> int:
         return len(self.by_key.get(key, []))
 
+    def latest_finished(self, key: str):
+        """The run of trial `key`'s latest finished attempt (highest tvrl.attempt, then end time, as the report
+        keeps it), or None."""
+        finished = [r for r in self.by_key.get(key, []) if r.info.status == "FINISHED"]
+
+        def order(run) -> tuple[int, int]:
+            attempt = run.data.tags.get("tvrl.attempt", "")
+            return (int(attempt) if attempt.isdigit() else -1, run.info.end_time or 0)
+
+        return max(finished, key=order) if finished else None
+
 
 class StudyTracker:
     """Parent run lifecycle and trial lookups for one study in one tracking store."""

@@ -122,8 +122,10 @@ WIDE_PREFIX = "wide_eval/"
 PROMPTS_TAG = "tvrl.wide_eval_prompts"
 
 
-def study_tracker(tracking_uri: str, study: str):
-    """The study's tracker in the store at `tracking_uri` (a ConfigError naming the URI when it has no such study)."""
+def trial_runs(tracking_uri: str, study: str, specs: list[TrialSpec]) -> dict[str, str]:
+    """{trial key: run id of its latest finished attempt} for every trial of `study` in the store at
+    `tracking_uri`; a ConfigError naming the URI when the store lacks the study or a trial's finished run. Called
+    before any scoring, so a wrong store costs seconds."""
     from tvrl_bench.sweeps.state import StudyTracker
 
     tracker = StudyTracker.find(tracking_uri, study)
@@ -132,39 +134,33 @@ def study_tracker(tracking_uri: str, study: str):
             f"--tracking-uri {tracking_uri}: this store has no study {study!r}; pass the --tracking-uri the sweep "
             "wrote to, or --no-log to print the tables only"
         )
-    return tracker
+    runs = tracker.runs()
+    found = {}
+    for spec in specs:
+        run = runs.latest_finished(spec.key)
+        if run is None:
+            raise gin_config.ConfigError(
+                f"--tracking-uri {tracking_uri}: trial {spec.title} of study {study!r} has no finished run in "
+                "this store; pass the --tracking-uri the sweep wrote to, or --no-log"
+            )
+        found[spec.key] = run.info.run_id
+    return found
 
 
-def log_scores(tracking_uri: str, study: str, scores: list[TrialScores]) -> int:
-    """Log each trial's wider scores to its latest finished run of `study` in the store at `tracking_uri`, as
-    `wide_eval/<metric>` at the trial's final step, tagged `tvrl.wide_eval_prompts`; returns how many runs were
-    written. Every trial's run is found before any is written (one error naming the first missing)."""
+def log_scores(tracking_uri: str, run_ids: dict[str, str], scores: list[TrialScores]) -> None:
+    """Log each trial's wider scores to its run (`run_ids` from `trial_runs`) as `wide_eval/<metric>` at the
+    trial's final step, tagged `tvrl.wide_eval_prompts`."""
     import time
 
     from mlflow.entities import Metric, RunTag
 
-    tracker = study_tracker(tracking_uri, study)
-    by_key = tracker.runs().by_key
-    targets = []
-    for s in scores:
-        finished = [r for r in by_key.get(s.spec.key, []) if r.info.status == "FINISHED"]
-        if not finished:
-            raise gin_config.ConfigError(
-                f"--tracking-uri {tracking_uri}: trial {s.spec.title} of study {study!r} has no finished run in "
-                "this store; pass the --tracking-uri the sweep wrote to, or --no-log"
-            )
-        targets.append((max(finished, key=_attempt_order).info.run_id, s))
+    from tvrl_bench.tracking.store import client_for
+
+    client = client_for(tracking_uri)
     now = int(time.time() * 1000)
-    for run_id, s in targets:
+    for s in scores:
         metrics = [Metric(WIDE_PREFIX + name, float(value), now, s.steps) for name, value in sorted(s.wide.items())]
-        tracker.client.log_batch(run_id, metrics=metrics, tags=[RunTag(PROMPTS_TAG, str(s.prompts))])
-    return len(targets)
-
-
-def _attempt_order(run) -> tuple[int, int]:
-    """The latest attempt of a trial last, as the report keeps it (tvrl.attempt, then end time)."""
-    attempt = run.data.tags.get("tvrl.attempt", "")
-    return (int(attempt) if attempt.isdigit() else -1, run.info.end_time or 0)
+        client.log_batch(run_ids[s.spec.key], metrics=metrics, tags=[RunTag(PROMPTS_TAG, str(s.prompts))])
 
 
 @dataclass
