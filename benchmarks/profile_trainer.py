@@ -24,6 +24,9 @@ def add_profile_arguments(parser: argparse.ArgumentParser, seed: bool = False) -
     parser.add_argument("files", nargs="*", help="gin files after the profile (presets to swap in)")
     parser.add_argument("--profile", default="components/profiles/toy.gin", help="the profile measured (default: the toy profile)")
     parser.add_argument("--gin_bindings", nargs="*", default=[], help="extra gin bindings, e.g. 'training.trial.prompts_per_step = 16'")
+    parser.add_argument("--checkpoint", default=None,
+                        help="a trial's run folder (OUT/runs/STUDY/KEY, holding state.pt): measure at its saved weights "
+                             "instead of the base's; the profile and files must be the trial's own configuration")
     if seed:
         parser.add_argument("--seed", type=int, default=0, help="the trial seed: prompts drawn and noise (default 0)")
 
@@ -37,7 +40,14 @@ def profile_trainer(args: argparse.Namespace) -> Iterator[Trainer]:
     settings = TrialSettings()
     gin.clear_config()
     with tempfile.TemporaryDirectory() as folder:
-        yield Trainer(settings, Processes(cpu=True), CheckpointDir(folder), None, progress=False)
+        trainer = Trainer(settings, Processes(cpu=True), CheckpointDir(folder), None, progress=False)
+        if getattr(args, "checkpoint", None):
+            saved = CheckpointDir(args.checkpoint).load()
+            if saved is None:
+                raise SystemExit(f"--checkpoint {args.checkpoint}: no state.pt there; pass a trial's run folder "
+                                 "(OUT/runs/STUDY/KEY)")
+            print(f"measuring at the weights of {args.checkpoint}, step {trainer.load_state(saved)}")
+        yield trainer
 
 
 def batch_gradients(trainer: Trainer, batches: int) -> list[list[torch.Tensor]]:

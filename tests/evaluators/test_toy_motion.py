@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 import random
 
+import numpy as np
+import pytest
 import torch
 
 from tvrl_bench.datasets.toy import toy_prompt_set
@@ -31,6 +33,7 @@ def test_ground_truth_detects_every_asked_motion_and_static_sprites_do_not_move(
     assert sum(n for (a, d), n in report.confusion.items() if a == d) == asked
     assert report.asked_is_most_detected()
     assert report.ranges and max(report.ranges) == 0.0 and report.static_within(1.0) == 1.0
+    assert len(report.deviations) == asked and max(report.deviations) < 1e-9 and report.on_path_within(1.0) == 1.0
 
 
 def test_a_wandering_static_sprite_and_a_wrong_direction_are_measured():
@@ -54,6 +57,25 @@ def test_a_wandering_static_sprite_and_a_wrong_direction_are_measured():
     assert report.most_detected("right") == "left"
     assert not report.asked_is_most_detected()
     assert "right |" in report.table() and "0/1" in report.table()
+    # Straight paths stray 0 px whichever way they go; the wanderer's distance from its line is fitted
+    # independently here, one axis at a time (a 5-px square's centroid is its corner + 2).
+    assert report.deviations[0] < 1e-9 and report.deviations[2] < 1e-9 and math.isinf(report.deviations[3])
+    t = np.arange(8)
+    xs, ys = np.array([2, 6, 3, 7, 2, 6, 3, 7]) + 2.0, np.array([5, 2, 6, 3, 5, 2, 6, 3]) + 2.0
+    rx, ry = xs - np.polyval(np.polyfit(t, xs, 1), t), ys - np.polyval(np.polyfit(t, ys, 1), t)
+    assert report.deviations[1] == pytest.approx(np.hypot(rx, ry).max()) and report.deviations[1] > 2.0
+    assert report.on_path_within(1.0) == 0.5
+
+
+def test_a_static_sprite_that_glides_steadily_is_on_its_path_but_out_of_range():
+    glide = square_video([2, 3, 4, 5, 6, 7, 8, 9], [5] * 8)
+    jitter = square_video([5, 6, 5, 6, 5, 6, 5, 6], [5] * 8)
+    report = motion_report(torch.stack([glide, jitter]), [("Does the red square stand still?",)] * 2)
+    assert report.ranges == [7.0, 1.0]
+    assert report.deviations[0] < 1e-9
+    # x alternates 7, 8, 7, 8, ...: the least-squares slope is sum((t - 3.5)(x - 7.5)) / sum((t - 3.5)^2) = 2 / 42,
+    # so frame 1 (x - 7.5 = +0.5, t - 3.5 = -2.5) is 0.5 + 2.5 / 21 = 13 / 21 px off the line, the farthest.
+    assert report.deviations[1] == pytest.approx(13 / 21)
 
 
 def test_a_sprite_seen_in_one_frame_has_no_range():

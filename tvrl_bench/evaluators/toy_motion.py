@@ -5,6 +5,10 @@
   the colour is seen in fewer than two frames. A base that makes videos detects the asked motion most often.
 - `static_ranges`: for every sprite asked to stand still, how far its centroid wanders over the frames: the
   larger of its x and y ranges in pixels (inf when the sprite is seen in fewer than two frames).
+- `path_deviations`: for every sprite a motion check names, whatever the motion asked, how far its centroid
+  strays from the straight line through time that fits it best (least squares; the world moves every sprite at a
+  constant velocity, so ground truth strays 0 px). This separates coherence from correctness: a static sprite
+  drawn gliding steadily left has a large range but no deviation; one that jitters in place has both.
 
 Both identify a sprite by colour only (sprites of a scene have distinct colours), so a sprite whose shape came out
 wrong still counts: these measure motion and coherence, not shape.
@@ -37,10 +41,12 @@ def sprite_track(blobs: list[Blob], colour: str) -> list[Blob]:
 
 @dataclass
 class MotionReport:
-    """confusion[(asked, detected)] -> count over motion checks; ranges: one per static sprite (px, inf if lost)."""
+    """confusion[(asked, detected)] -> count over motion checks; ranges: one per static sprite (px, inf if lost);
+    deviations: one per motion-checked sprite (px from its best straight path, inf if seen in fewer than 3 frames)."""
 
     confusion: Counter
     ranges: list[float]
+    deviations: list[float]
 
     def asked(self, motion: str) -> int:
         return sum(n for (a, _), n in self.confusion.items() if a == motion)
@@ -58,6 +64,10 @@ class MotionReport:
         """Fraction of static sprites whose centroid stays within `pixels` (nan when none was asked)."""
         return float(np.mean([r <= pixels for r in self.ranges])) if self.ranges else math.nan
 
+    def on_path_within(self, pixels: float = 1.0) -> float:
+        """Fraction of motion-checked sprites that stay within `pixels` of a straight path (nan when none)."""
+        return float(np.mean([d <= pixels for d in self.deviations])) if self.deviations else math.nan
+
     def table(self) -> str:
         """The confusion table as text: one row per asked motion, columns DETECTED, then correct / asked."""
         lines = [f"{'asked':>8} | " + " ".join(f"{d:>6}" for d in DETECTED) + " | correct"]
@@ -74,6 +84,7 @@ def motion_report(videos: torch.Tensor, checks: list[tuple[str, ...]], evaluator
     evaluator = evaluator or ToyEvaluator()
     confusion: Counter = Counter()
     ranges: list[float] = []
+    deviations: list[float] = []
     for video, video_checks in zip(videos.detach().cpu().float().numpy(), checks):
         specs = [s for s in map(parse_check, video_checks) if s.kind == "motion"]
         if not specs:
@@ -83,9 +94,10 @@ def motion_report(videos: torch.Tensor, checks: list[tuple[str, ...]], evaluator
             track = sprite_track(blobs, spec.colour)
             detected = evaluator.motion_of(evaluator.velocity(track)) if len(track) >= 2 else "absent"
             confusion[(spec.motion, detected)] += 1
+            deviations.append(path_deviation(track))
             if spec.motion == "static":
                 ranges.append(centroid_range(track))
-    return MotionReport(confusion, ranges)
+    return MotionReport(confusion, ranges, deviations)
 
 
 def centroid_range(track: list[Blob]) -> float:
@@ -94,3 +106,15 @@ def centroid_range(track: list[Blob]) -> float:
         return math.inf
     xs, ys = [b.x for b in track], [b.y for b in track]
     return max(max(xs) - min(xs), max(ys) - min(ys))
+
+
+def path_deviation(track: list[Blob]) -> float:
+    """Largest distance in pixels of a track's centroids from their least-squares line through time,
+    (x, y)(frame) = a + b * frame; inf for fewer than three frames (two points always fit a line)."""
+    if len(track) < 3:
+        return math.inf
+    frames = np.array([b.frame for b in track], dtype=float)
+    design = np.stack([np.ones_like(frames), frames], axis=1)
+    points = np.array([[b.x, b.y] for b in track], dtype=float)
+    fit, *_ = np.linalg.lstsq(design, points, rcond=None)
+    return float(np.linalg.norm(points - design @ fit, axis=1).max())

@@ -19,8 +19,8 @@ class AdvantageWeightedMatching(MatchingObjective):
     """AWM: Flow-GRPO's clipped ratio over credit-weighted flow-matching errors on the rollouts' clean samples."""
 
     def __init__(self, clip_range: float = 1e-4, weighting: str = "uniform", timesteps: int = 2,
-                 timestep_range: tuple[float, float] = (0.0, 0.9), kl_beta: float = 0.0):
-        super().__init__(timesteps, timestep_range, kl_beta)
+                 timestep_range: tuple[float, float] = (0.0, 0.9), kl_beta: float = 0.0, shared_draws: bool = False):
+        super().__init__(timesteps, timestep_range, kl_beta, shared_draws)
         if clip_range <= 0:
             raise ValueError(f"objectives.awm.clip_range must be > 0, got {clip_range}")
         if weighting not in WEIGHTINGS:

@@ -7,6 +7,10 @@ matching objective declares, beside the `Objective` parts:
 
 - `timesteps`: noise draws per update; `timestep_range=(start, end)`: the draws take the levels of the schedule's
   steps i with start <= i / num_steps < end (fractions of the denoising steps, from pure noise).
+- `shared_draws`: every unit of a group (the rollouts of one prompt) gets the same noise level and noise draw.
+  The advantages of a group sum to zero, so the part of the units' gradients that depends only on the draw (how
+  far the policy is from any clean sample at that level and noise) cancels in their advantage-weighted sum, and
+  what remains is the difference between the group's clean samples: common random numbers as a control variate.
 - `units(rows, advantages, groups)`: the training units [U, pair_size] (one rollout each; DPO: a preferred and a
   rejected rollout of one group, which share the noise and the level).
 - `old`: a slowly moving copy of the policy (a `Reference`) whose velocity is `velocity_old`; None: the current
@@ -49,7 +53,8 @@ class MatchingObjective(Objective):
     update = MATCHING
     pair_size = 1
 
-    def __init__(self, timesteps: int = 2, timestep_range: tuple[float, float] = (0.0, 0.9), kl_beta: float = 0.0):
+    def __init__(self, timesteps: int = 2, timestep_range: tuple[float, float] = (0.0, 0.9), kl_beta: float = 0.0,
+                 shared_draws: bool = False):
         start, end = (float(v) for v in timestep_range)
         if timesteps < 1:
             raise ValueError(f"timesteps must be >= 1, got {timesteps}")
@@ -58,6 +63,7 @@ class MatchingObjective(Objective):
         if kl_beta < 0:
             raise ValueError(f"kl_beta must be >= 0, got {kl_beta}")
         self.timesteps, self.timestep_range, self.kl_beta = timesteps, (start, end), kl_beta
+        self.shared_draws = bool(shared_draws)
         self.reference = PretrainedReference() if kl_beta > 0 else None
 
     def levels(self, sigmas: torch.Tensor) -> torch.Tensor:

@@ -24,8 +24,8 @@ class NegativeAwareFineTuning(MatchingObjective):
     """DiffusionNFT: advantage-weighted fit of implicit positive and negative policies around an old policy."""
 
     def __init__(self, beta: float = 1.0, advantage_clip: float = 5.0, old_decay: float = 0.0, timesteps: int = 2,
-                 timestep_range: tuple[float, float] = (0.0, 0.9), kl_beta: float = 0.0):
-        super().__init__(timesteps, timestep_range, kl_beta)
+                 timestep_range: tuple[float, float] = (0.0, 0.9), kl_beta: float = 0.0, shared_draws: bool = False):
+        super().__init__(timesteps, timestep_range, kl_beta, shared_draws)
         if beta <= 0:
             raise ValueError(f"objectives.nft.beta must be > 0, got {beta}")
         if advantage_clip <= 0:
@@ -60,8 +60,9 @@ class NegativeAwareFineTuningNull(PermutedAdvantages, NegativeAwareFineTuning):
     """
 
     def __init__(self, beta: float = 1.0, advantage_clip: float = 5.0, old_decay: float = 0.0, timesteps: int = 2,
-                 timestep_range: tuple[float, float] = (0.0, 0.9), kl_beta: float = 0.0, within_groups: bool = True):
+                 timestep_range: tuple[float, float] = (0.0, 0.9), kl_beta: float = 0.0, shared_draws: bool = False,
+                 within_groups: bool = True):
         """within_groups: permute only among the rollouts of one prompt (True, the default: each group's
         advantages keep summing to zero, as the real ones do); False permutes across the whole step."""
-        super().__init__(beta, advantage_clip, old_decay, timesteps, timestep_range, kl_beta)
+        super().__init__(beta, advantage_clip, old_decay, timesteps, timestep_range, kl_beta, shared_draws)
         self.within_groups = within_groups

@@ -47,6 +47,27 @@ def test_the_matching_gradient_does_not_depend_on_the_micro_batch(tiny_policy_pa
     assert float((grads[0] - grads[1]).norm() / grads[0].norm()) < 1e-5  # float32 sums in another order
 
 
+def test_shared_draws_cancel_what_a_group_has_in_common(tiny_policy_path, tmp_path):
+    """Every rollout of a group given the same clean sample: with one noise level and draw per group, the NFT
+    gradient is zero, because the group's advantages sum to zero; with a draw per rollout it is not. (Uniform
+    credit: window credit weighs each rollout's tokens by its own map, which a shared draw does not cancel.)"""
+    norms = {}
+    for shared in (False, True):
+        t = trainer(tiny_policy_path, tmp_path / str(shared), "nft", "training.trial.group_size = 4",
+                    f"objectives.nft.shared_draws = {shared}", "CREDIT = @credit.uniform()")
+        batch = t.collect(0)
+        groups = batch.all_groups
+        rows = torch.arange(len(groups))
+        first = torch.stack([rows[groups == g][0] for g in groups])
+        batch.rollout.latents[:, -1] = batch.rollout.final[first].clone()
+        advantages = torch.tensor([-1.5, -0.5, 0.5, 1.5]).repeat(len(rows) // 4)
+        t.optimizer.zero_grad(set_to_none=True)
+        accumulate_matching_gradient(t.policy, t.s.objective, batch.rollout, batch.cond, rows, groups, advantages,
+                                     batch.weights, len(rows), torch.Generator().manual_seed(5))
+        norms[shared] = float(torch.cat([p.grad.flatten() for p in t.parameters if p.grad is not None]).norm())
+    assert norms[False] > 0 and norms[True] < 1e-5 * norms[False]
+
+
 def test_dpo_without_a_preference_in_its_minibatch_leaves_the_gradient_untouched(tiny_policy_path, tmp_path):
     t = trainer(tiny_policy_path, tmp_path, "dpo")
     batch = t.collect(0)
