@@ -249,7 +249,7 @@ def test_state_is_a_copy_of_the_trained_parameters(tiny_policy_path, tmp_path):
 
 CONTRACT = {"credit_layout", "advantages", "reference", "old", "update", "needs_old_means", "loss", "after_update",
             "state_dict", "load_state_dict", "method",
-            "timesteps", "levels", "units", "matching_loss"}  # the last four: a matching objective's parts
+            "timesteps", "levels", "units", "draws", "matching_loss"}  # the last five: a matching objective's parts
 
 
 class ContractOnly(Objective):

@@ -7,10 +7,10 @@ matching objective declares, beside the `Objective` parts:
 
 - `timesteps`: noise draws per update; `timestep_range=(start, end)`: the draws take the levels of the schedule's
   steps i with start <= i / num_steps < end (fractions of the denoising steps, from pure noise).
-- `shared_draws`: every unit of a group (the rollouts of one prompt) gets the same noise level and noise draw.
-  The advantages of a group sum to zero, so the part of the units' gradients that depends only on the draw (how
-  far the policy is from any clean sample at that level and noise) cancels in their advantage-weighted sum, and
-  what remains is the difference between the group's clean samples: common random numbers as a control variate.
+- `draws(unit_groups)`: which noise draw each training unit takes, its own by default; with `shared_draws` every
+  unit of a group (the rollouts of one prompt) takes the same level and noise. The advantages of a group sum to
+  zero, so the part of the units' gradients that depends only on the draw cancels in their advantage-weighted sum:
+  common random numbers as a control variate.
 - `units(rows, advantages, groups)`: the training units [U, pair_size] (one rollout each; DPO: a preferred and a
   rejected rollout of one group, which share the noise and the level).
 - `old`: a slowly moving copy of the policy (a `Reference`) whose velocity is `velocity_old`; None: the current
@@ -74,6 +74,13 @@ class MatchingObjective(Objective):
         if not chosen:
             raise ValueError(f"timestep_range {self.timestep_range} holds none of the schedule's {steps} steps")
         return sigmas[chosen]
+
+    def draws(self, unit_groups: torch.Tensor) -> torch.Tensor:
+        """The draw index [U] of each training unit (unit_groups[U]: the group of its first rollout), numbered
+        0..D-1: one draw per unit, or one per group with `shared_draws`."""
+        if self.shared_draws:
+            return torch.unique(unit_groups, return_inverse=True)[1]
+        return torch.arange(len(unit_groups))
 
     def units(self, rows: torch.Tensor, advantages: torch.Tensor, groups: torch.Tensor) -> torch.Tensor:
         """The training units [U, pair_size] of the minibatch rows[M] (advantages[M], groups[M]): every rollout."""

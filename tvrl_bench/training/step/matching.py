@@ -2,8 +2,8 @@
 (objectives/matching.py): no transition log-probs, the policy's velocity at freshly noised clean samples instead.
 
 For each of the objective's `timesteps` draws, every training unit (a rollout; for DPO a (best, worst) pair) gets
-one noise level from the objective's `levels` of the trajectory and one noise draw (shared by a pair; with the
-objective's `shared_draws`, by every unit of a group):
+one noise level from the objective's `levels` of the trajectory and one noise draw (shared by a pair; the
+objective's `draws` may share one among a group's units):
 x = (1 - sigma) x0 + sigma noise, target u = noise - x0. Per chunk of units: the old policy's and the reference's
 velocities first, without gradients (inside their contexts, which may swap weights in place), then the policy's with
 gradients, the objective's `matching_loss`, and backward with weight |chunk| / (U * timesteps), so the accumulated
@@ -52,9 +52,7 @@ def accumulate_matching_gradient(
     if n_units == 0:
         return {"loss": 0.0, "matching_units": 0.0}
     per_chunk = max(1, micro_batch // size)
-    # Which draw each unit takes: its own, or its group's (the group of a unit's first rollout).
-    _, draw_of_unit = torch.unique(groups[units[:, 0]].cpu(), return_inverse=True) if objective.shared_draws \
-        else (None, torch.arange(n_units))
+    draw_of_unit = objective.draws(groups[units[:, 0]].cpu())
     n_draws = int(draw_of_unit.max()) + 1
     for _ in range(objective.timesteps):
         sigma_units = levels[torch.randint(len(levels), (n_draws,), generator=generator)][draw_of_unit]
