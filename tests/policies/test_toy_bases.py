@@ -11,7 +11,7 @@ from tvrl_bench.policies.toy import SHIPPED_BASES, ToyPolicy
 from tvrl_bench.recipes.pretrain_policy import RECIPES
 
 
-@pytest.mark.parametrize("base, grid", [("v1", (4, 8, 8)), ("v2", (2, 8, 8))])
+@pytest.mark.parametrize("base, grid", [("v1", (4, 8, 8)), ("v2", (2, 8, 8)), ("v2_18k", (2, 8, 8))])
 def test_each_shipped_base_loads_by_name_and_records_its_recipe(base, grid):
     policy = ToyPolicy(base=base)
     assert policy.latent_shape() == (3, 8, 16, 16)
@@ -22,5 +22,5 @@ def test_each_shipped_base_loads_by_name_and_records_its_recipe(base, grid):
 
 
 def test_an_unknown_base_names_the_choices():
-    with pytest.raises(ValueError, match=r"policies\.toy\.base = 'v9'.*'v1', 'v2'"):
+    with pytest.raises(ValueError, match=r"policies\.toy\.base = 'v9'.*'v1', 'v2', 'v2_18k'"):
         ToyPolicy(base="v9")

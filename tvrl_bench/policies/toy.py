@@ -32,7 +32,7 @@ from tvrl_bench.tokens import TokenGrid
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 # The shipped base checkpoints, by the recipe that made them (tvrl_bench.recipes.pretrain_policy.RECIPES).
-SHIPPED_BASES = {"v1": ASSETS / "toy_policy", "v2": ASSETS / "toy_policy_v2"}
+SHIPPED_BASES = {"v1": ASSETS / "toy_policy", "v2": ASSETS / "toy_policy_v2", "v2_18k": ASSETS / "toy_policy_v2_18k"}
 DEFAULT_PATH = SHIPPED_BASES["v1"]
 NUM_TRAIN_TIMESTEPS = 1000  # HunyuanVideo-1.5 feeds the transformer timestep = sigma * 1000
 
@@ -56,7 +56,8 @@ class ToyPolicy(Policy):
         base: str = "v1",
     ):
         """path: a checkpoint folder (from `tvrl-bench prepare-toy --out`); None loads the shipped base `base`.
-        base: which shipped base when path is None: 'v1' (2-frame tokens) or 'v2' (4-frame tokens; docs/toy_policy.md).
+        base: which shipped base when path is None: 'v1' (2-frame tokens), 'v2' (4-frame tokens) or 'v2_18k' (v2's
+            recipe trained for 18,000 steps instead of 10,000; docs/toy_policy.md).
         fast: run the transformer through `lean_forward` (same weights and result to float rounding) instead
         of diffusers' forward; False gives diffusers' own forward, the reference for the equivalence tests.
         train: name prefixes of the transformer parameters the optimizer updates (e.g. 'transformer_blocks',
