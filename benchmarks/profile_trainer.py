@@ -41,7 +41,7 @@ def profile_trainer(args: argparse.Namespace) -> Iterator[Trainer]:
     gin.clear_config()
     with tempfile.TemporaryDirectory() as folder:
         trainer = Trainer(settings, Processes(cpu=True), CheckpointDir(folder), None, progress=False)
-        if getattr(args, "checkpoint", None):
+        if args.checkpoint:
             saved = CheckpointDir(args.checkpoint).load()
             if saved is None:
                 raise SystemExit(f"--checkpoint {args.checkpoint}: no state.pt there; pass a trial's run folder "

@@ -62,11 +62,11 @@ class MotionReport:
 
     def static_within(self, pixels: float = 1.0) -> float:
         """Fraction of static sprites whose centroid stays within `pixels` (nan when none was asked)."""
-        return float(np.mean([r <= pixels for r in self.ranges])) if self.ranges else math.nan
+        return _fraction_within(self.ranges, pixels)
 
     def on_path_within(self, pixels: float = 1.0) -> float:
         """Fraction of motion-checked sprites that stay within `pixels` of a straight path (nan when none)."""
-        return float(np.mean([d <= pixels for d in self.deviations])) if self.deviations else math.nan
+        return _fraction_within(self.deviations, pixels)
 
     def table(self) -> str:
         """The confusion table as text: one row per asked motion, columns DETECTED, then correct / asked."""
@@ -98,6 +98,11 @@ def motion_report(videos: torch.Tensor, checks: list[tuple[str, ...]], evaluator
             if spec.motion == "static":
                 ranges.append(centroid_range(track))
     return MotionReport(confusion, ranges, deviations)
+
+
+def _fraction_within(distances: list[float], pixels: float) -> float:
+    """Fraction of `distances` (px) at most `pixels`; nan for none."""
+    return float(np.mean([d <= pixels for d in distances])) if distances else math.nan
 
 
 def centroid_range(track: list[Blob]) -> float:
