@@ -273,7 +273,8 @@ class ContractOnly(Objective):
                                                  "objectives.tvrl_official.refresh_every = 1"]),
     ("components/objectives/nft.gin", ["objectives.nft.old_decay = 0.5"]),  # a matching objective, moving old policy
     ("components/objectives/grpo_guard.gin", []),  # transitions with the sampling-time means
-], ids=["pretrained_kl", "per_check_moving_kl", "nft_moving_old", "grpo_guard"])
+    ("components/objectives/best_of_n_null.gin", []),  # a matching objective choosing its units, permuted advantages
+], ids=["pretrained_kl", "per_check_moving_kl", "nft_moving_old", "grpo_guard", "best_of_n_null"])
 def test_the_trainer_calls_the_objectives_parts_without_asking_it_anything_else(tiny_policy_path, tmp_path, preset,
                                                                              bindings):
     def train(folder, strict: bool):
