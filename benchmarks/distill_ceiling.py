@@ -6,18 +6,21 @@ critic, and keeps each group's critic-best rollout; a second set keeps a rollout
 null control: as many of the policy's own samples, no ranking). Each set is then distilled into a copy of the base
 by its own pretraining loss (the recipe's flow-matching loss on the conditional prediction, with its prompt dropout
 and noise-level distribution: what classifier-free guidance expects) for `--steps` AdamW steps, and the base and
-both copies are scored on held-out prompts exactly as a trial's evaluation scores them. `--rounds` > 1 repeats sample / select / distil from the distilled policy (iterated
-rejection-sampling fine-tuning; the null arm iterates on its own random picks).
+both copies are scored on held-out prompts exactly as a trial's evaluation scores them. `--truth` adds an arm
+fine-tuned the same way on as many ground-truth videos of fresh scenes: what the same steps give with perfect data.
+`--rounds` > 1 repeats sample / select / distil from the distilled policies (iterated rejection-sampling
+fine-tuning; the null arm iterates on its own random picks).
 
 The evaluator's `overall` is paired prompt by prompt (the same evaluation noise for every policy): best - base,
-random - base and best - random, x 100, with 95% t-intervals over prompts. A best - random gain well above the
-RL gate's +5 says the critic's ranking is learnable by this policy and an online update should reach it; a gain near
-the null's says the ranking picks luck of the initial noise that no policy change reproduces.
+random - base, best - random (and truth - base), x 100, with 95% intervals over prompts (normal approximation).
+best - random is what the critic's ranking is worth to this policy; random - base what fitting its own samples
+costs by itself; truth - base what the steps could give at all.
 
-Last line: best_minus_base=<> best_minus_random=<> random_minus_base=<> (x 100) selected_gain=<critic-best - mean>
+Last line: best_minus_base=<> random_minus_base=<> best_minus_random=<> [truth_minus_base=<>] (x 100)
+selected_gain=<evaluator overall of the critic's picks - the groups' mean>
 
     python benchmarks/distill_ceiling.py --profile components/profiles/toy_v2.gin \\
-        --gin_bindings "policies.toy.base = 'v2_18k'" [--prompts 256] [--group 8] [--steps 400] [--rounds 1]
+        --gin_bindings "policies.toy.base = 'v2_18k'" [--prompts 256] [--group 8] [--steps 400] [--truth]
 """
 
 from __future__ import annotations
@@ -79,12 +82,10 @@ def pick(rewards: torch.Tensor, group: int, generator_: torch.Generator | None) 
 
 
 def distil(policy, x0: torch.Tensor, prompts: list[str], recipe, steps: int, batch: int, lr: float, seed: int,
-           label: str, ema: float = 0.0):
+           label: str):
     """`policy` fine-tuned in place by the recipe's flow-matching loss on clean latents x0[K, 3, F, H, W] with
-    their prompts, `steps` AdamW steps of `batch` samples drawn with replacement; with `ema` in (0, 1) the policy
-    ends at the exponential moving average of the steps' weights, started at its own (decay `ema` per step)."""
+    their prompts, `steps` AdamW steps of `batch` samples drawn with replacement."""
     params = [p for p in policy.transformer.parameters() if p.requires_grad]
-    averaged = [p.detach().clone() for p in params] if ema > 0 else None
     optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=recipe.weight_decay)
     g = torch.Generator().manual_seed(seed)
     policy.train()
@@ -98,11 +99,6 @@ def distil(policy, x0: torch.Tensor, prompts: list[str], recipe, steps: int, bat
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, recipe.grad_clip)
         optimizer.step()
-        if averaged is not None:
-            torch._foreach_lerp_(averaged, [p.detach() for p in params], 1 - ema)
-    if averaged is not None:
-        with torch.no_grad():
-            torch._foreach_copy_(params, averaged)
     policy.eval()
     return policy
 
@@ -122,7 +118,7 @@ def per_prompt_overall(s: TrialSettings, policy, items: list) -> torch.Tensor:
 
 
 def paired(a: torch.Tensor, b: torch.Tensor) -> tuple[float, float]:
-    """(mean of a - b, half-width of its 95% t-interval), x 100."""
+    """(mean of a[E] - b[E], half-width of its 95% interval, normal approximation), x 100."""
     d = (a - b) * 100
     return float(d.mean()), 1.96 * float(d.std(unbiased=True)) / math.sqrt(len(d))
 
@@ -142,10 +138,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=400, help="distillation steps per round (default 400)")
     parser.add_argument("--batch", type=int, default=32, help="samples per distillation step (default 32)")
     parser.add_argument("--lr", type=float, default=1e-4, help="AdamW learning rate of the distillation (default 1e-4)")
-    parser.add_argument("--ema", type=float, default=0.0,
-                        help="end each distillation at the moving average of its weights, this decay per step (default 0: the last weights)")
     parser.add_argument("--truth", action="store_true",
-                        help="add an arm fine-tuned the same way on as many ground-truth videos of fresh scenes (the optimizer's own cost)")
+                        help="add an arm fine-tuned the same way on as many ground-truth videos of fresh scenes (what the steps give with perfect data)")
     parser.add_argument("--rounds", type=int, default=1, help="sample / select / distil rounds (default 1)")
     parser.add_argument("--eval_prompts", type=int, default=512,
                         help="held-out prompts drawn for the evaluation (those the dataset trains on are dropped; default 512)")
@@ -175,7 +169,7 @@ def main() -> None:
                 x0, prompts = ground_truth(len(items), args.seed + round_, signatures(eval_items) | signatures(items))
                 print(f"round {round_ + 1} truth: {len(x0)} ground-truth videos", flush=True)
                 distil(policy, x0, prompts, recipe, args.steps, args.batch, args.lr, args.seed + 1000 * round_,
-                       f"truth r{round_ + 1}", args.ema)
+                       f"truth r{round_ + 1}")
                 continue
             if round_ == 0 and first_round is not None:  # both arms start from the base: one sample serves both
                 x0, prompts, rewards, overall = first_round
@@ -189,7 +183,7 @@ def main() -> None:
             print(f"round {round_ + 1} {name}: {len(x0)} rollouts, mean overall {overall.mean():.4f}, "
                   f"kept {len(keep)} with overall {overall[keep].mean():.4f} ({gain:+.4f})", flush=True)
             distil(policy, x0[keep], [prompts[i] for i in keep.tolist()], recipe, args.steps, args.batch, args.lr,
-                   args.seed + 1000 * round_, f"{name} r{round_ + 1}", args.ema)
+                   args.seed + 1000 * round_, f"{name} r{round_ + 1}")
     scores = {name: per_prompt_overall(s, policy, eval_items) for name, policy in arms.items()}
     for name, value in scores.items():
         print(f"{name}: overall {value.mean():.4f}")
