@@ -93,5 +93,5 @@ def test_presets_build_them_and_the_nulls_runs_are_method_null():
         gin.parse_config_file(str(PROJECT_ROOT / "components/objectives" / preset))
         objective = registry.build("OBJECTIVE")
         assert type(objective) is cls and objective.top_k == 1 and objective.weighting == "t"
-    assert method_of("uniform", object(), steps=10, objective=objective) == "null"
+    assert objective.within_groups and method_of("uniform", object(), steps=10, objective=objective) == "null"
     gin.clear_config()
