@@ -20,7 +20,7 @@ import torch
 
 from tvrl_bench.objectives.advantages import PermutedAdvantages
 from tvrl_bench.objectives.matching import MatchingObjective
-from tvrl_bench.objectives.matching_losses import WEIGHTINGS, matching_log_prob
+from tvrl_bench.objectives.matching_losses import WEIGHTINGS, credit_mean, matching_log_prob
 from tvrl_bench.registry import register
 
 
@@ -57,7 +57,7 @@ class BestOfNDistillation(MatchingObjective):
 
     def policy_loss(self, terms, advantages, weights):
         error = -matching_log_prob(terms.velocity, terms.target, terms.sigma, terms.to_tokens, self.weighting)
-        per_unit = (error * weights.tokens().detach()).mean(dim=-1)
+        per_unit = credit_mean(error, weights.tokens())
         return per_unit.mean(), {"distill_error": per_unit.detach().mean()}
 
 
