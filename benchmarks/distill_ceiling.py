@@ -12,7 +12,7 @@ fine-tuned the same way on as many ground-truth videos of fresh scenes: what the
 fine-tuning; the null arm iterates on its own random picks).
 
 The evaluator's `overall` is paired prompt by prompt (the same evaluation noise for every policy): best - base,
-random - base, best - random (and truth - base), x 100, with 95% intervals over prompts (normal approximation).
+random - base, best - random (and truth - base), x 100, with 95% t-intervals over prompts.
 best - random is what the critic's ranking is worth to this policy; random - base what fitting its own samples
 costs by itself; truth - base what the steps could give at all.
 
@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import math
 import random
 import time
 
@@ -39,6 +38,7 @@ from tvrl_bench.config import load_config
 from tvrl_bench.datasets.toy import signatures, training_batch
 from tvrl_bench.recipes.flow_matching import draw_noise, drop_prompts, flow_matching_loss, to_latents
 from tvrl_bench.recipes.pretrain_policy import RECIPES
+from tvrl_bench.report.stats import paired_delta
 from tvrl_bench.sweeps.wide_eval import wider_eval_items
 from tvrl_bench.training.evaluation import TrialEvaluation
 from tvrl_bench.training.seeding import generator
@@ -118,9 +118,9 @@ def per_prompt_overall(s: TrialSettings, policy, items: list) -> torch.Tensor:
 
 
 def paired(a: torch.Tensor, b: torch.Tensor) -> tuple[float, float]:
-    """(mean of a[E] - b[E], half-width of its 95% interval, normal approximation), x 100."""
-    d = (a - b) * 100
-    return float(d.mean()), 1.96 * float(d.std(unbiased=True)) / math.sqrt(len(d))
+    """(mean of a[E] - b[E], half-width of its 95% t-interval over the E prompts), x 100."""
+    stat = paired_delta(dict(enumerate((a * 100).tolist())), dict(enumerate((b * 100).tolist())))
+    return stat.delta, stat.ci_high - stat.delta
 
 
 def main() -> None:

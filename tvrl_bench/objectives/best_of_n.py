@@ -19,7 +19,7 @@ from __future__ import annotations
 import torch
 
 from tvrl_bench.objectives.advantages import PermutedAdvantages
-from tvrl_bench.objectives.matching import MatchingObjective
+from tvrl_bench.objectives.matching import MatchingObjective, groups_with_a_preference
 from tvrl_bench.objectives.matching_losses import WEIGHTINGS, credit_mean, matching_log_prob
 from tvrl_bench.registry import register
 
@@ -28,12 +28,8 @@ def top_units(rows: torch.Tensor, advantages: torch.Tensor, groups: torch.Tensor
     """[U, 1] the rows (of rows[M]) of each group's top_k advantages (groups[M], advantages[M]); a group whose
     advantages are all equal gives none. Ties at the cut are broken by position (the earlier row)."""
     chosen = []
-    for group in torch.unique(groups):
-        members = (groups == group).nonzero().flatten()
-        values = advantages[members]
-        if len(members) < 2 or not bool(values.max() > values.min()):
-            continue
-        order = torch.sort(values, descending=True, stable=True).indices[:top_k]
+    for members in groups_with_a_preference(groups, advantages):
+        order = torch.sort(advantages[members], descending=True, stable=True).indices[:top_k]
         chosen.append(rows[members[order]])
     return torch.cat(chosen)[:, None] if chosen else rows.new_zeros((0, 1))
 

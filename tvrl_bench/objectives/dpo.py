@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from tvrl_bench.objectives.matching import MatchingObjective
+from tvrl_bench.objectives.matching import MatchingObjective, groups_with_a_preference
 from tvrl_bench.objectives.matching_losses import dpo_loss, velocity_error
 from tvrl_bench.objectives.reference import PretrainedReference
 from tvrl_bench.registry import register
@@ -33,11 +33,9 @@ class FlowDPO(MatchingObjective):
     def units(self, rows: torch.Tensor, advantages: torch.Tensor, groups: torch.Tensor) -> torch.Tensor:
         """[P, 2] (best, worst) rows of each group present in rows[M] whose advantages differ."""
         pairs = []
-        for group in torch.unique(groups):
-            members = (groups == group).nonzero().flatten()
+        for members in groups_with_a_preference(groups, advantages):
             values = advantages[members]
-            if len(members) >= 2 and bool(values.max() > values.min()):
-                pairs.append(torch.stack([rows[members[values.argmax()]], rows[members[values.argmin()]]]))
+            pairs.append(torch.stack([rows[members[values.argmax()]], rows[members[values.argmin()]]]))
         return torch.stack(pairs) if pairs else rows.new_zeros((0, 2))
 
     def policy_loss(self, terms, advantages, weights):

@@ -23,7 +23,7 @@ matching objective declares, beside the `Objective` parts:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 
@@ -31,6 +31,16 @@ from tvrl_bench.credit.weights import CreditWeights
 from tvrl_bench.objectives.base import MATCHING, Objective
 from tvrl_bench.objectives.matching_losses import ToTokens
 from tvrl_bench.objectives.reference import PretrainedReference
+
+
+def groups_with_a_preference(groups: torch.Tensor, advantages: torch.Tensor) -> Iterator[torch.Tensor]:
+    """The positions [m] (into groups[M], advantages[M]) of each group whose advantages are not all equal, group by
+    group: the groups in which a ranking objective has a better and a worse rollout to tell apart."""
+    for group in torch.unique(groups):
+        members = (groups == group).nonzero().flatten()
+        values = advantages[members]
+        if len(members) >= 2 and bool(values.max() > values.min()):
+            yield members
 
 
 @dataclass
