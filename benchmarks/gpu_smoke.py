@@ -39,8 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for the tiny-
 from tests.policies.tiny_hunyuan import save_tiny_hunyuan  # noqa: E402
 from tests.rewards.tiny_qwen import save_tiny_qwen  # noqa: E402
 from tvrl_bench.config import load_config  # noqa: E402
-from tvrl_bench.training.trial.checkpoint import CheckpointDir  # noqa: E402
-from tvrl_bench.training.parallel.distributed import Processes  # noqa: E402
+from tvrl_bench.training.checkpoint import CheckpointDir  # noqa: E402
+from tvrl_bench.training.processes import Processes  # noqa: E402
 from tvrl_bench.training.loop import Trainer  # noqa: E402
 from tvrl_bench.training.settings import TrialSettings  # noqa: E402
 

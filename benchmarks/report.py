@@ -88,7 +88,7 @@ def build_store(root: Path) -> str:
 
 
 def build_judgments(path: Path) -> None:
-    from tvrl_bench.report.judgments import Judgment, JudgmentStore
+    from tvrl_bench.report.judgment_store import Judgment, JudgmentStore
 
     rng = random.Random(1)
     judgments = []

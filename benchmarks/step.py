@@ -31,8 +31,8 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, sdpa_flop_count
 
 from tvrl_bench.config import load_config
-from tvrl_bench.training.trial.checkpoint import CheckpointDir
-from tvrl_bench.training.parallel.distributed import Processes
+from tvrl_bench.training.checkpoint import CheckpointDir
+from tvrl_bench.training.processes import Processes
 from tvrl_bench.training.loop import Trainer
 from tvrl_bench.training.step.scoring import score_videos, score_videos_looped
 from tvrl_bench.training.settings import TrialSettings

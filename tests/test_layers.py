@@ -51,19 +51,22 @@ def imported_names(path: Path) -> list[tuple[list[str], int]]:
     return found
 
 
-def imports() -> list[tuple[str, str, str]]:
-    """(importing unit, imported unit, 'file:line') for every import of a tvrl_bench module by another unit."""
-    found = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        relative = path.relative_to(PACKAGE)
+def imports(within: str = "") -> list[tuple[str, str, str]]:
+    """(importing unit, imported unit, 'file:line') for every import of a tvrl_bench module by another unit; with
+    `within` ("training"), of one part of that unit by another (a part: its subpackage or top-level module)."""
+    prefix = ["tvrl_bench", within] if within else ["tvrl_bench"]
+    known, found = TRAINING_LAYER_OF if within else LAYER_OF, []
+    for path in sorted((PACKAGE / within).rglob("*.py")):
+        relative = path.relative_to(PACKAGE / within)
         unit = relative.parts[0] if len(relative.parts) > 1 else relative.stem
         if unit == "__init__":
             continue
         for names, line in imported_names(path):
-            targets = {unit_of(name) for name in names} - {None, unit}
             # `from tvrl_bench import registry` names the unit in the alias, not in the module
-            targets = {t for t in targets if t in LAYER_OF}
-            found += [(unit, target, f"{relative}:{line}") for target in targets]
+            targets = {parts[len(prefix)] for name in names
+                       if (parts := name.split("."))[: len(prefix)] == prefix and len(parts) > len(prefix)}
+            targets = {t for t in targets if t in known} - {unit}
+            found += [(unit, target, f"{Path(within, relative).as_posix()}:{line}") for target in targets]
     return found
 
 
@@ -178,6 +181,47 @@ def test_the_checker_sees_a_component_import(tmp_path, monkeypatch):
     monkeypatch.setitem(globals(), "PACKAGE", fake)
     assert concrete_imports() == ["training/loop.py:4: tvrl_bench.rewards.oracle",
                                   "training/loop.py:5: tvrl_bench.judges"]
+
+
+# Inside training/, bottom to top: a part is a subpackage or a top-level module of tvrl_bench/training.
+TRAINING_LAYERS = [
+    {"settings", "schedule", "optimizers", "muon", "validation", "consistency", "seeding", "reporting", "processes",
+     "checkpoint"},
+    {"step"},
+    {"evaluation"},
+    {"parallel"},
+    {"loop"},
+    {"trial"},
+]
+TRAINING_LAYER_OF = {part: i for i, parts in enumerate(TRAINING_LAYERS) for part in parts}
+
+
+
+
+def test_every_part_of_training_has_a_layer():
+    root = PACKAGE / "training"
+    parts = {p.name for p in root.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    parts |= {p.stem for p in root.glob("*.py") if p.stem != "__init__"}
+    assert parts == set(TRAINING_LAYER_OF), "add the new part to TRAINING_LAYERS here and in docs/architecture.md"
+
+
+def test_no_part_of_training_imports_a_higher_one():
+    """The step never imports the sharding or the loop, the loop never imports a trial's record."""
+    upward = [f"{where}: {src} (layer {TRAINING_LAYER_OF[src]}) imports {dst} (layer {TRAINING_LAYER_OF[dst]})"
+              for src, dst, where in imports("training") if TRAINING_LAYER_OF[dst] > TRAINING_LAYER_OF[src]]
+    assert not upward, "\n".join(upward)
+
+
+def test_the_training_checker_sees_a_crossing(tmp_path, monkeypatch):
+    """A step module importing the sharding (lazily) is reported; importing the settings is not."""
+    fake = tmp_path / "tvrl_bench"
+    (fake / "training" / "step").mkdir(parents=True)
+    (fake / "training" / "step" / "collect.py").write_text(
+        "from tvrl_bench.training.settings import TrialSettings\n"
+        "def f():\n    from tvrl_bench.training.parallel.sharding import shard_policy\n")
+    monkeypatch.setitem(globals(), "PACKAGE", fake)
+    assert imports("training") == [("step", "settings", "training/step/collect.py:1"),
+                                  ("step", "parallel", "training/step/collect.py:3")]
 
 
 MAX_MODULE_LINES = 250

@@ -12,7 +12,7 @@ from tvrl_bench.annotate import AnnotateError
 from tvrl_bench.annotate.pairs import BlindPair, opaque_id, parse_method
 from tvrl_bench.annotate.session import AnnotationSession
 from tvrl_bench.annotate.store import VoteStore
-from tvrl_bench.annotate.tokens import annotator_names
+from tvrl_bench.annotate.annotators import annotator_names
 
 
 def synthetic_pairs(n: int) -> list[BlindPair]:

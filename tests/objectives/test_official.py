@@ -15,8 +15,8 @@ from tvrl_bench.objectives.official import OfficialTVRL
 from tvrl_bench.objectives.per_check import per_check_ratio_loss, question_advantages
 from tvrl_bench.objectives.step_rewards import StepRewards
 from tvrl_bench.training import loop
-from tvrl_bench.training.trial.checkpoint import CheckpointDir
-from tvrl_bench.training.parallel.distributed import Processes
+from tvrl_bench.training.checkpoint import CheckpointDir
+from tvrl_bench.training.processes import Processes
 from tvrl_bench.training.settings import TrialSettings
 
 

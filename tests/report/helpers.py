@@ -18,7 +18,7 @@ import numpy as np
 from mlflow.entities import Metric, Param
 from scipy import stats as sps
 
-from tvrl_bench.report.judgments import Judgment
+from tvrl_bench.report.judgment_store import Judgment
 
 PM, MARK, DASH = "±", "†", "—"
 

@@ -11,7 +11,7 @@ import pytest
 
 from tests.report.helpers import PROMPTS, fixture_judgments, in_format, read_rendered
 from tvrl_bench.report import regenerate
-from tvrl_bench.report.judgments import Judgment, JudgmentStore
+from tvrl_bench.report.judgment_store import Judgment, JudgmentStore
 from tvrl_bench.report.stats import bootstrap_win_rate
 
 

@@ -139,7 +139,7 @@ def test_pairs_are_independent_and_batching_changes_nothing(oracle):
 
 def test_gradient_is_an_ascent_direction_for_every_kind():
     """Shape structure uses a stop-gradient normaliser; its gradient must still improve the score. (The component
-    measure's values are the located geometry's, constant under tiny steps: tests/rewards/test_toy_components.py
+    measure's values are the located geometry's, constant under tiny steps: tests/rewards/test_toy_sprite_location.py
     follows its gradient in larger steps.)"""
     oracle = ToyOracle()
     scenes = sample_scenes(12, 11, difficulty("default", count_checks=True))

@@ -17,7 +17,7 @@ from tests.tracking.helpers import fresh_store
 from tvrl_bench.executors.base import NOT_STARTED, Executor, TrialCommand
 from tvrl_bench.sweeps.driver import SWEEP_LOCK, last_error_line, plan, run_sweep
 from tvrl_bench.tracking.mlflow_run import TrialTracker
-from tvrl_bench.training.trial.checkpoint import CheckpointDir
+from tvrl_bench.training.checkpoint import CheckpointDir
 from tvrl_bench.training.trial.lock import FolderLock, TrialBusy
 
 

@@ -14,8 +14,8 @@ from tests.training.conftest import FAST
 from tvrl_bench.config import load_config
 from tvrl_bench.objectives.base import Objective
 from tvrl_bench.rewards.base import Reward
-from tvrl_bench.training.trial.checkpoint import CheckpointDir
-from tvrl_bench.training.parallel.distributed import Processes
+from tvrl_bench.training.checkpoint import CheckpointDir
+from tvrl_bench.training.processes import Processes
 from tvrl_bench.training.evaluation import Evaluation
 from tvrl_bench.training.loop import Hooks, StepOutput, StopRequested, Trainer, TrialFailed
 from tvrl_bench.training.settings import TrialSettings

@@ -7,8 +7,8 @@ import pytest
 
 from tests.training.conftest import FAST
 from tvrl_bench.config import load_config
-from tvrl_bench.training.trial.checkpoint import CheckpointDir
-from tvrl_bench.training.parallel.distributed import Processes
+from tvrl_bench.training.checkpoint import CheckpointDir
+from tvrl_bench.training.processes import Processes
 from tvrl_bench.training.loop import Hooks, Trainer
 from tvrl_bench.training.settings import TrialSettings
 

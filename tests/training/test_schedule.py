@@ -12,7 +12,7 @@ from tests.training.test_loop import parameters_equal, trainer
 from tvrl_bench.training.loop import Hooks, StopRequested
 from tvrl_bench.training.schedule import Schedule
 from tvrl_bench.training.step import collect
-from tvrl_bench.training.trial.checkpoint import CheckpointDir
+from tvrl_bench.training.checkpoint import CheckpointDir
 
 
 def test_shifted_sigmas_follow_the_flow_matching_shift():

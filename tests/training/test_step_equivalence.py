@@ -12,8 +12,8 @@ from tests.training.conftest import FAST
 from tvrl_bench.config import load_config
 from tvrl_bench.training import loop
 from tvrl_bench.training.step import collect
-from tvrl_bench.training.trial.checkpoint import CheckpointDir
-from tvrl_bench.training.parallel.distributed import Processes
+from tvrl_bench.training.checkpoint import CheckpointDir
+from tvrl_bench.training.processes import Processes
 from tvrl_bench.training.settings import TrialSettings
 
 # Every optimisation off: diffusers' own transformer forward, the update recomputing the trained transitions.

@@ -75,7 +75,7 @@ def _export(args: argparse.Namespace) -> int:
 
     from tvrl_bench.annotate.pairs import parse_method
     from tvrl_bench.annotate.store import VoteStore
-    from tvrl_bench.report.judging import method_labels
+    from tvrl_bench.report.judge_pairs import method_labels
 
     if not Path(args.store).is_file():
         raise FileNotFoundError(f"no judgments file at {args.store}; pass --store with the file the votes went to")
@@ -96,7 +96,7 @@ def _serve(args: argparse.Namespace) -> int:
     from tvrl_bench.annotate.server import DEFAULT_HOST, bind, serve
     from tvrl_bench.annotate.session import AnnotationSession
     from tvrl_bench.annotate.store import VoteStore
-    from tvrl_bench.annotate.tokens import annotator_names
+    from tvrl_bench.annotate.annotators import annotator_names
 
     if not args.a or not args.b:
         raise AnnotateError("serving needs --a and --b (e.g. --a TVRL --b GRPO); only --export works without them")
@@ -125,7 +125,7 @@ def _serve(args: argparse.Namespace) -> int:
 def _print_links(session: Any, bound: Any, store: str) -> None:
     """What the study holds, one link per annotator with their progress, and where the server listens."""
     from tvrl_bench.annotate.server import is_loopback
-    from tvrl_bench.annotate.tokens import judge_name, link
+    from tvrl_bench.annotate.annotators import judge_name, link
 
     total = len(session.pairs)
     prompts = len({p.prompt for p in session.pairs})

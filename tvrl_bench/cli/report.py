@@ -58,7 +58,7 @@ def _report(args: argparse.Namespace) -> int:
     judgments = Path(args.judgments) if args.judgments else Path(args.out) / JUDGMENTS_FILE
     try:
         if args.import_judgments:
-            from tvrl_bench.report.judgments import JudgmentStore
+            from tvrl_bench.report.judgment_store import JudgmentStore
 
             with JudgmentStore(judgments) as store:
                 for csv_path in args.import_judgments:

@@ -3,7 +3,7 @@
 A trial over M nodes with P processes each runs `accelerate launch` once per node with the same main node address and
 port, the node's rank and M * P processes in total; accelerate starts torchrun, which joins the nodes into one
 process group (NCCL on GPUs, gloo on the CPU). Rollouts, rewards and gradients are then shared exactly as with
-several processes on one node (training/parallel/distributed.py), and only rank 0 (on node 0) logs the trial's MLflow
+several processes on one node (training/processes.py), and only rank 0 (on node 0) logs the trial's MLflow
 run.
 
 `tvrl-sweep --nodes-per-trial M --processes-per-node P` starts each trial this way: the local executor as M node

@@ -110,7 +110,7 @@ def _safe(name: str) -> str:
 
 
 def _read_judgments(path: Path, study: str) -> pd.DataFrame:
-    from tvrl_bench.report.judgments import JudgmentStore
+    from tvrl_bench.report.judgment_store import JudgmentStore
 
     if not path.is_file():
         return pd.DataFrame(columns=["study", "prompt", "seed", "method_a", "method_b", "left", "judge", "verdict"])

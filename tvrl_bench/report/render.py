@@ -1,5 +1,5 @@
 """Rendering a TableResult as Markdown, LaTeX (booktabs), HTML and CSV (HTML in render_html.py, CSV in
-render_csv.py, the cell texts in cells.py).
+render_csv.py, the cell texts in render_cells.py).
 
 Cell texts (2 decimals by default):
   value     "45.12 ± 1.03"  mean ± std over seeds ("45.12" alone with one seed)
@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tvrl_bench.report.cells import DASH, MARK, cell_text, group_starts, table_body, table_header
+from tvrl_bench.report.render_cells import DASH, MARK, cell_text, group_starts, table_body, table_header
 from tvrl_bench.report.render_csv import csv_columns, csv_frame, to_csv
 from tvrl_bench.report.render_html import to_html
 from tvrl_bench.report.table_result import TableResult

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 
-from tvrl_bench.report.cells import group_starts, table_body, table_header
+from tvrl_bench.report.render_cells import group_starts, table_body, table_header
 from tvrl_bench.report.stats import DeltaStat
 from tvrl_bench.report.table_result import Cell, Interval, Missing, TableResult
 

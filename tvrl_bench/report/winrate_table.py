@@ -3,7 +3,7 @@
 The table normalises every judgment so that the table's method is A, then reports for each opponent: Win, Loss,
 Tie as percentages of all judgments, the win rate excluding ties = Win / (Win + Loss) with the std of the
 per-seed win rates, its 95% interval (stats.py: prompt-clustered bootstrap, exact when one side wins everything)
-and n = the number of judgments. The judgments themselves are `judgments.py`.
+and n = the number of judgments. The judgments themselves are `judgment_store.py`.
 """
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ import torch
 
 from tvrl_bench.registry import register
 from tvrl_bench.rewards.base import Reward
-from tvrl_bench.rewards.toy_components import ComponentPerception
+from tvrl_bench.rewards.toy_sprite_location import ComponentPerception
 from tvrl_bench.rewards.toy_perception import ANY_SPRITE, ToyPerception, log_sigmoid, slope
 from tvrl_bench.world.checks import CheckSpec, parse_check
 from tvrl_bench.world.difficulty import from_knobs

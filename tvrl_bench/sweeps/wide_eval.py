@@ -34,7 +34,7 @@ from tvrl_bench.training.parallel.sharded_state import load_parameters
 from tvrl_bench.training.settings import TrialSettings
 from tvrl_bench.training.step.batch_split import BatchSplit
 from tvrl_bench.training.trial.build import build_settings
-from tvrl_bench.training.trial.checkpoint import CheckpointDir
+from tvrl_bench.training.checkpoint import CheckpointDir
 
 
 @dataclass

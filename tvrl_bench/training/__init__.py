@@ -1,11 +1,17 @@
 """The trial: its settings (`training.trial`), denoising schedule and optimizer, and the loop that runs its steps.
 
-- top level: `settings.py` (`training.trial`), `schedule.py` (`training.schedule`), `optimizers.py` and `muon.py`
-  (`training.optimizer`), `validation.py` (value ranges), `consistency.py`, `seeding.py`, `evaluation.py` and
-  `loop.py` (the `Trainer`);
+Inside training/ the parts are layered like the package (tests/test_layers.py), bottom to top; none imports a
+part above it:
+
+- top level, below the step: `settings.py` (`training.trial`), `schedule.py` (`training.schedule`),
+  `optimizers.py` and `muon.py` (`training.optimizer`), `validation.py` (value ranges), `consistency.py`,
+  `seeding.py`, `reporting.py` (the loop's hooks), `processes.py` (ranks, gathers, gradient all-reduce) and
+  `checkpoint.py` (a trial's checkpoint folder);
 - `step/`: one training step (rollouts, critic scoring, collecting the batch, the policy-gradient update, the
   anchor, the step's metrics);
-- `parallel/`: several processes (process groups, FSDP sharding, gathered state, sharded evaluation);
+- `evaluation.py`: a trial's evaluation on fixed prompts and noise;
+- `parallel/`: several processes (FSDP sharding, gathered state, sharded evaluation);
+- `loop.py`: the `Trainer`, which runs the steps;
 - `trial/`: one trial's record (`run.py::run_trial`, its options, checks and build, failure records, media hooks,
-  checkpoints, the folder lock, the trial key).
+  the folder lock, the trial key).
 """

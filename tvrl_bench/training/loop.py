@@ -29,7 +29,7 @@ from tvrl_bench.prompts import PromptItem
 from tvrl_bench.training.consistency import check_schedule_shift
 from tvrl_bench.training.evaluation import Evaluation, TrialEvaluation
 from tvrl_bench.training.parallel import sharded_eval
-from tvrl_bench.training.parallel.distributed import Processes
+from tvrl_bench.training.processes import Processes
 from tvrl_bench.training.parallel.sharded_state import (clip_grad_norm, gather_tree, load_parameters,
                                                         parameter_digest, shard_optimizer_state, shard_tree)
 from tvrl_bench.training.parallel.sharding import ShardingSettings, shard_policy
@@ -41,7 +41,7 @@ from tvrl_bench.training.step.batch_split import BatchSplit
 from tvrl_bench.training.step.collect import StepBatch, TrialFailed, collect_batch, keeps_rollout_graph
 from tvrl_bench.training.step.metrics import step_metrics
 from tvrl_bench.training.step.objective_pass import accumulate_objective_gradient
-from tvrl_bench.training.trial.checkpoint import CheckpointDir
+from tvrl_bench.training.checkpoint import CheckpointDir
 
 __all__ = ["Hooks", "StepBatch", "StepOutput", "StopRequested", "Trainer", "TrialFailed"]
 

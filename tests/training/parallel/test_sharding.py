@@ -40,7 +40,7 @@ def one_process_group():
 
 
 def processes(accelerate: bool, settings: ShardingSettings):
-    """What shard_policy reads of training/parallel/distributed.py's Processes; for accelerate's path a stand-in of the
+    """What shard_policy reads of training/processes.py's Processes; for accelerate's path a stand-in of the
     Accelerator with the plugin (accelerate itself runs CPU processes without FSDP)."""
     accelerator = types.SimpleNamespace(state=types.SimpleNamespace(fsdp_plugin=settings.accelerate_plugin()),
                                         mixed_precision="no", is_main_process=True, device=torch.device("cpu"))

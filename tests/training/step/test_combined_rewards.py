@@ -11,9 +11,9 @@ from tests.training.conftest import FAST
 from tvrl_bench.config import load_config
 from tvrl_bench.rewards.combined import gdpo_advantages
 from tvrl_bench.training.loop import Trainer
-from tvrl_bench.training.parallel.distributed import Processes
+from tvrl_bench.training.processes import Processes
 from tvrl_bench.training.settings import TrialSettings
-from tvrl_bench.training.trial.checkpoint import CheckpointDir
+from tvrl_bench.training.checkpoint import CheckpointDir
 
 
 def trainer(policy_path: str, folder, *files: str) -> Trainer:

@@ -11,10 +11,10 @@ import torch
 from tests.training.conftest import FAST
 from tvrl_bench.config import load_config
 from tvrl_bench.training.loop import Hooks, StopRequested, Trainer
-from tvrl_bench.training.parallel.distributed import Processes
+from tvrl_bench.training.processes import Processes
 from tvrl_bench.training.settings import TrialSettings
 from tvrl_bench.training.step.matching import accumulate_matching_gradient
-from tvrl_bench.training.trial.checkpoint import CheckpointDir
+from tvrl_bench.training.checkpoint import CheckpointDir
 
 OBJECTIVES = ["nft", "awm", "dpo", "grpo_guard"]
 

@@ -1,1 +1,2 @@
-"""Training over several processes: process groups, FSDP sharding, and sharded state and evaluation."""
+"""Training over several processes: FSDP sharding, and sharded state and evaluation (ranks, gathers and the
+gradient all-reduce are training/processes.py, below the step)."""

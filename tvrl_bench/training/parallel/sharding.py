@@ -7,7 +7,7 @@ submodules become their own shard units (`units`, by class name: each transforme
 optimizer is built:
 
 - on GPUs through accelerate's FSDP plugin (`accelerate_plugin`, given to the Accelerator by
-  `training/parallel/distributed.py::Processes`; `fsdp_version=2`, so accelerate calls torch's `fully_shard`);
+  `training/processes.py::Processes`; `fsdp_version=2`, so accelerate calls torch's `fully_shard`);
 - on the CPU (accelerate runs several CPU processes as MULTI_CPU and ignores an FSDP plugin) through torch's
   `fully_shard` directly, with the same units, mixed-precision policy and checkpoint wrappers.
 
@@ -34,7 +34,7 @@ from tvrl_bench.registry import register
 
 if TYPE_CHECKING:
     from tvrl_bench.policies.base import Policy
-    from tvrl_bench.training.parallel.distributed import Processes
+    from tvrl_bench.training.processes import Processes
 
 log = logging.getLogger("tvrl_bench.trial")
 

@@ -13,7 +13,7 @@ from tvrl_bench.objectives.base import TRANSITIONS
 from tvrl_bench.objectives.step_rewards import StepRewards
 from tvrl_bench.policies.base import Policy
 from tvrl_bench.prompts import PromptItem
-from tvrl_bench.training.parallel.distributed import Processes
+from tvrl_bench.training.processes import Processes
 from tvrl_bench.training.step.rollout import Rollout, chunks, sample_rollouts
 from tvrl_bench.training.step.scoring import Scores, score_videos
 from tvrl_bench.training.seeding import generator

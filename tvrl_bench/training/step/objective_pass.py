@@ -7,7 +7,7 @@ import torch
 
 from tvrl_bench.objectives.base import MATCHING
 from tvrl_bench.policies.base import Policy
-from tvrl_bench.training.parallel.distributed import Processes
+from tvrl_bench.training.processes import Processes
 from tvrl_bench.training.seeding import generator
 from tvrl_bench.training.settings import TrialSettings
 from tvrl_bench.training.step.collect import StepBatch

@@ -1,1 +1,1 @@
-"""One trial's record: its options, checks, build, MLflow run, failure records, checkpoints and lock."""
+"""One trial's record: its options, checks, build, MLflow run, failure records, media hooks, key and lock."""

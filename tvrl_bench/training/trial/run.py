@@ -9,9 +9,11 @@ or Ctrl-C stops at the next step boundary, saves a checkpoint and marks the run 
 before its run exists (its components cannot be built) gets a FAILED run too, so reports list it.
 Ownership: one process at a time runs a trial key; its folder's lock (training/trial/lock.py) is held throughout.
 
-This module orchestrates; the parts live beside it: trial_options.py (options, result, run name and tags),
-trial_checks.py (what is refused before training), trial_build.py (gin building, errors as FILE:LINE),
-failed_runs.py (a FAILED run for a trial that never started) and media_hooks.py (what a run logs per step).
+This module orchestrates; the parts live beside it in trial/: options.py (options, result, run name and tags),
+checks.py (what is refused before training), build.py (gin building, errors as FILE:LINE), identity.py (the
+trial key), lock.py (the folder lock), failed_runs.py (a FAILED run for a trial that never started) and
+media_hooks.py (what a run logs per step); the checkpoints are training/checkpoint.py and the loop
+training/loop.py.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ from pathlib import Path
 from tvrl_bench import config as gin_config
 from tvrl_bench.tracking import params as run_params
 from tvrl_bench.tracking.mlflow_run import TrialTracker
-from tvrl_bench.training.trial.checkpoint import CheckpointDir, CheckpointError
-from tvrl_bench.training.parallel.distributed import Processes
+from tvrl_bench.training.checkpoint import CheckpointDir, CheckpointError
+from tvrl_bench.training.processes import Processes
 from tvrl_bench.training.trial.failed_runs import first_line, record_failure
 from tvrl_bench.training.trial.identity import trial_key
 from tvrl_bench.training.trial.lock import FolderLock

@@ -2,7 +2,7 @@
 
 A judgment compares method A with method B on one prompt and seed: `verdict` is from A's point of view
 (win = A's video is better), `left` names the method whose video was shown on the left. Judgments come from a
-judge component run over a study's final samples (`judging.judge_study`) or from people: imported from CSV
+judge component run over a study's final samples (`judge_pairs.judge_study`) or from people: imported from CSV
 (`JudgmentStore.import_csv`; columns in CSV_COLUMNS) or voted on the blind study page (`tvrl-bench annotate`).
 The win-rate table that summarises them is `winrate_table.py`.
 """

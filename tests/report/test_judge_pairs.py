@@ -13,8 +13,8 @@ from tests.report.helpers import read_rendered
 from tvrl_bench.evaluators.toy import ToyEvaluator
 from tvrl_bench.judges import EvaluatorJudge
 from tvrl_bench.report import regenerate
-from tvrl_bench.report.judging import judge_study
-from tvrl_bench.report.judgments import JudgmentStore
+from tvrl_bench.report.judge_pairs import judge_study
+from tvrl_bench.report.judgment_store import JudgmentStore
 from tvrl_bench.videoio import read_video
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.report.helpers import PROMPTS, fixture_judgments
-from tvrl_bench.report.judgments import Judgment, JudgmentStore, read_judgments_csv, verdict_from_choice
+from tvrl_bench.report.judgment_store import Judgment, JudgmentStore, read_judgments_csv, verdict_from_choice
 from tvrl_bench.report.runs import ReportError
 
 

@@ -12,18 +12,24 @@ CPU accelerate runs MULTI_CPU without FSDP and `training/parallel/sharding.py` a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import torch
 
-if TYPE_CHECKING:
-    from tvrl_bench.training.parallel.sharding import ShardingSettings
+
+class ShardingRequest(Protocol):
+    """What Processes reads of the trial's sharding settings (training/parallel/sharding.py's ShardingSettings, a
+    layer above this module, is one)."""
+
+    enabled: bool
+
+    def accelerate_plugin(self) -> Any: ...
 
 
 class Processes:
     """The accelerate state of this trial: rank, world size, device, gather and all-reduce helpers."""
 
-    def __init__(self, cpu: bool = False, sharding: ShardingSettings | None = None):
+    def __init__(self, cpu: bool = False, sharding: ShardingRequest | None = None):
         from accelerate import Accelerator
         from accelerate.utils import DistributedType
 

@@ -10,7 +10,7 @@ import os
 import pytest
 import torch
 
-from tvrl_bench.training.trial.checkpoint import CheckpointDir, CheckpointError, CheckpointInfo
+from tvrl_bench.training.checkpoint import CheckpointDir, CheckpointError, CheckpointInfo
 
 
 def trained_optimizer(seed: int = 0) -> tuple[list[torch.nn.Parameter], torch.optim.Optimizer]:

@@ -1,4 +1,4 @@
-"""The toy oracle's component measure (rewards/toy_components.py): hard location, bands and rules checked against
+"""The toy oracle's component measure (rewards/toy_sprite_location.py): hard location, bands and rules checked against
 the exact evaluator's independent code, straight-through values, and a gradient that moves the evaluator."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from tvrl_bench.evaluators.toy import ToyEvaluator, classify_shape
-from tvrl_bench.rewards.toy_components import locate, reads_as, segment, straight_through
+from tvrl_bench.rewards.toy_sprite_location import locate, reads_as, segment, straight_through
 from tvrl_bench.rewards.toy_oracle import ToyOracle
 from tvrl_bench.world.checks import checks_for
 from tvrl_bench.world.difficulty import difficulty

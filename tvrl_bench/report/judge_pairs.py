@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from tvrl_bench.report.filters import match as match_filter
-from tvrl_bench.report.judgments import Judgment, JudgmentStore, verdict_from_choice
+from tvrl_bench.report.judgment_store import Judgment, JudgmentStore, verdict_from_choice
 from tvrl_bench.report.runs import ReportError, load_study_runs, make_client
 
 log = logging.getLogger(__name__)
