@@ -1,0 +1,125 @@
+"""Probability of improvement and IQM (tvrl_bench.report.improvement) against hand computations on fixed numbers,
+the exact distribution of the stratified bootstrap on tiny cases, and scipy.stats.bootstrap where one task makes
+the stratified bootstrap the ordinary one."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from tvrl_bench.report.improvement import (
+    improvement_replicates,
+    iqm,
+    iqm_replicates,
+    iqm_value,
+    probability_of_improvement,
+    probability_of_improvement_value,
+)
+
+# two runs (rows) x two tasks (columns)
+X = [[3.0, 1.0], [2.0, 2.0]]
+Y = [[2.0, 1.0], [1.0, 3.0]]
+
+
+def test_probability_of_improvement_by_hand():
+    # task 0: x in {3, 2}, y in {2, 1}: S(3,2)=1, S(3,1)=1, S(2,2)=1/2, S(2,1)=1 -> 3.5 / 4
+    # task 1: x in {1, 2}, y in {1, 3}: S(1,1)=1/2, S(1,3)=0, S(2,1)=1, S(2,3)=0 -> 1.5 / 4
+    assert probability_of_improvement_value(X, Y) == pytest.approx((3.5 / 4 + 1.5 / 4) / 2)  # 0.625
+    assert probability_of_improvement_value(Y, X) == pytest.approx(1 - 0.625)  # ties count half on both sides
+    assert probability_of_improvement_value(X, X) == pytest.approx(0.5)
+    estimate = probability_of_improvement(X, Y)
+    assert estimate.value == pytest.approx(0.625) and estimate.runs == (2, 2) and estimate.tasks == 2
+    assert estimate.low <= 0.625 <= estimate.high
+
+
+def test_probability_of_improvement_of_unequal_run_counts_by_hand():
+    # one task; x has three runs, y one: S(5,4)=1, S(4,4)=1/2, S(1,4)=0 -> 1.5 / 3
+    assert probability_of_improvement_value([5.0, 4.0, 1.0], [4.0]) == pytest.approx(0.5)
+    assert probability_of_improvement_value([[5.0], [4.0], [1.0]], [[0.0]]) == pytest.approx(1.0)
+
+
+def test_iqm_by_hand():
+    # 8 scores: a quarter (2) cut from each end -> mean(3, 4, 5, 6)
+    assert iqm_value([[1, 2, 3, 4], [5, 6, 7, 100]]) == pytest.approx(4.5)
+    # 6 scores: int(1.5) = 1 cut from each end -> mean(2, 3, 4, 5)
+    assert iqm_value([[60.0, 2.0, 3.0], [4.0, 5.0, 1.0]]) == pytest.approx(3.5)
+    # fewer than 4 scores: nothing is cut, the plain mean
+    assert iqm_value([1.0, 2.0, 9.0]) == pytest.approx(4.0)
+
+
+def frequencies(values: np.ndarray, support: list[float]) -> list[float]:
+    assert np.isin(np.round(values, 9), np.round(support, 9)).all(), "a replicate outside the exact support"
+    return [float(np.mean(np.isclose(values, s))) for s in support]
+
+
+def test_bootstrap_replicates_follow_the_exact_resampling_distribution():
+    # x's two runs score 1 and 0 on one task, y's single run 0.5: resampling x's runs gives (1,1) w.p. 1/4,
+    # (1,0) w.p. 1/2, (0,0) w.p. 1/4, so P(X > Y) is 1, 1/2, 0 with those probabilities
+    reps = improvement_replicates([[1.0], [0.0]], [[0.5]], resamples=40_000, seed=1)
+    assert frequencies(reps, [0.0, 0.5, 1.0]) == pytest.approx([0.25, 0.5, 0.25], abs=0.01)
+    estimate = probability_of_improvement([[1.0], [0.0]], [[0.5]])
+    assert (estimate.low, estimate.value, estimate.high) == (0.0, 0.5, 1.0)
+
+
+def test_the_bootstrap_is_stratified_by_task():
+    # run 0 scores (1, 0), run 1 scores (0, 1). Resampling whole runs would always give 1/2; resampling runs per
+    # task independently gives the mean of two independent {1, 1/2, 0} draws: 0, 1/4, 1/2, 3/4, 1 with
+    # probabilities 1, 4, 6, 4, 1 / 16
+    reps = improvement_replicates([[1.0, 0.0], [0.0, 1.0]], [[0.5, 0.5]], resamples=40_000, seed=2)
+    assert frequencies(reps, [0, 0.25, 0.5, 0.75, 1]) == pytest.approx([1 / 16, 4 / 16, 6 / 16, 4 / 16, 1 / 16], abs=0.01)
+    # IQM: two runs (1, 0) and (0, 1): per task the resample holds two of {0, 1}; 4 scores, one cut from each end
+    reps = iqm_replicates([[1.0, 0.0], [0.0, 1.0]], resamples=40_000, seed=3)
+    # per task the resample holds two ones (1/4), a one and a zero (1/2) or two zeros (1/4); the IQM is the mean
+    # of the middle two of the four sorted scores. The exact distribution, enumerated:
+    exact: dict[float, float] = {}
+    for a, pa in ((2, 0.25), (1, 0.5), (0, 0.25)):  # ones drawn in task 0
+        for b, pb in ((2, 0.25), (1, 0.5), (0, 0.25)):  # ones drawn in task 1
+            scores = sorted([1.0] * (a + b) + [0.0] * (4 - a - b))
+            value = float(np.mean(scores[1:3]))
+            exact[value] = exact.get(value, 0.0) + pa * pb
+    support = sorted(exact)
+    assert frequencies(reps, support) == pytest.approx([exact[s] for s in support], abs=0.01)
+
+
+def test_one_run_per_task_gives_a_point_interval():
+    estimate = probability_of_improvement([[0.2, 0.9]], [[0.1, 0.9]])
+    assert (estimate.low, estimate.value, estimate.high) == (0.75, 0.75, 0.75)
+    estimate = iqm([[0.2, 0.9, 0.4, 0.5]])
+    assert estimate.low == estimate.value == estimate.high
+
+
+SCORES_A = np.array([0.61, 0.55, 0.72, 0.48, 0.66, 0.59, 0.70, 0.52, 0.63, 0.57, 0.68, 0.50])
+SCORES_B = np.array([0.58, 0.49, 0.60, 0.51, 0.55, 0.62, 0.47, 0.53, 0.56])
+
+
+def test_one_task_iqm_interval_matches_scipy_bootstrap():
+    ours = iqm(SCORES_A, resamples=40_000, seed=4)
+    theirs = sps.bootstrap((SCORES_A,), lambda a, axis: sps.trim_mean(a, 0.25, axis=axis), method="percentile",
+                           n_resamples=40_000, random_state=5, vectorized=True).confidence_interval
+    spread = SCORES_A.max() - SCORES_A.min()
+    assert ours.value == pytest.approx(sps.trim_mean(SCORES_A, 0.25))
+    assert ours.low == pytest.approx(theirs.low, abs=0.02 * spread)
+    assert ours.high == pytest.approx(theirs.high, abs=0.02 * spread)
+
+
+def test_one_task_improvement_interval_matches_scipy_two_sample_bootstrap():
+    def statistic(a, b, axis):
+        return ((a[..., :, None] > b[..., None, :]) + 0.5 * (a[..., :, None] == b[..., None, :])).mean(axis=(-2, -1))
+
+    ours = probability_of_improvement(SCORES_A, SCORES_B, resamples=40_000, seed=6)
+    theirs = sps.bootstrap((SCORES_A, SCORES_B), statistic, method="percentile", n_resamples=40_000,
+                           random_state=7, vectorized=True, axis=-1).confidence_interval
+    # by hand: of the 12 x 9 = 108 pairs, A's score is higher in 76 and equal in 1 (0.55)
+    assert ours.value == pytest.approx(76.5 / 108)
+    assert ours.low == pytest.approx(theirs.low, abs=0.02)
+    assert ours.high == pytest.approx(theirs.high, abs=0.02)
+
+
+def test_bad_shapes_are_errors():
+    with pytest.raises(ValueError, match="same tasks"):
+        probability_of_improvement_value([[1.0, 2.0]], [[1.0]])
+    with pytest.raises(ValueError, match="finite"):
+        iqm_value([[1.0, float("nan")]])
+    with pytest.raises(ValueError, match="at least one"):
+        iqm_value(np.zeros((0, 3)))
