@@ -39,7 +39,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "Pretrain the toy world's checkpoints from a seed, for a fixed number of steps (same seed and steps give "
             "the same weights). The policy: a tiny HunyuanVideo-1.5 transformer trained by flow matching, about "
             "35 CPU-minutes for recipe v1 (6,000 steps), 65 CPU-minutes for v2 (10,000 steps) and about 2 CPU-hours for "
-            "v2_18k (18,000 steps) on one thread (see "
+            "v2_18k (18,000 steps), a few CPU-minutes for the fine-tuned v2_noisy_captions, on one thread (see "
             "docs/toy_policy.md). The critic: the learned toy critic (toy_learned)."
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -77,7 +77,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--recipe", default="v1",
         help="policy only: the named pretraining recipe (tvrl_bench.recipes.pretrain_policy.RECIPES): v1 the first "
         "toy base (2-frame tokens, velocity loss), v2 4-frame tokens with a 1/sigma-weighted x0 loss (10,000 steps), "
-        "v2_18k the same for 18,000 steps (about 2 CPU-hours)",
+        "v2_18k the same for 18,000 steps (about 2 CPU-hours), v2_noisy_captions v2_18k fine-tuned 1,500 steps on "
+        "captions that name a wrong sprite colour 80%% of the time (the toy profile's base; needs v2_18k shipped)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars (the validation log lines stay)")
     parser.set_defaults(run=run)

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import torch
 
+from tvrl_bench.recipes.caption_noise import CaptionNoise
+
 # The squared x0 error at noise level sigma is weighted by 1 / sigma^power.
 LOSS_SIGMA_POWER = {"velocity": 2, "balanced": 1, "x0": 0}
 
@@ -27,6 +29,9 @@ class PolicyRecipe:
     EMA: ema (decay; the warm-up uses min(ema, (1 + t) / (10 + t)) at step t).
     lean_forward: train through the policy's lean forward (policies/lean_forward.py: the same result to float
     rounding, faster) instead of diffusers' own forward (the v1 checkpoint was trained through the latter).
+    Fine-tuning: init, a shipped base (policies.toy.base) to start from instead of fresh weights; such a recipe
+    trains the transformer only (as RL does: the words keep the embeddings the base learned). caption_noise: the
+    captions' corruption (recipes/caption_noise.py; p 0 leaves them as the world wrote them).
     Validation: val_every (steps), n_val (held-out prompts), guidance, sample_steps; n_eval: final scores on the
     first n_eval prompts of the datasets.toy eval set (its default 64), micro_batch: prompts per sampling forward.
     """
@@ -55,6 +60,8 @@ class PolicyRecipe:
     sample_steps: int = 16
     micro_batch: int = 64
     lean_forward: bool = False
+    init: str | None = None
+    caption_noise: CaptionNoise = CaptionNoise()
 
     def __post_init__(self) -> None:
         problems = []

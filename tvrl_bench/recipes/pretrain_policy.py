@@ -35,6 +35,7 @@ from typing import Any
 
 import torch
 
+from tvrl_bench.recipes.caption_noise import CaptionNoise, misdescribe
 from tvrl_bench.recipes.flow_matching import (
     Ema,
     PolicyRecipe,
@@ -62,14 +63,20 @@ _V2 = PolicyRecipe(
     steps=10_000, width=96, heads=3, layers=4, patch_t=4, loss="balanced", logit_mean=0.5, val_every=1000,
     lean_forward=True,
 )
+# v2_noisy_captions: v2_18k fine-tuned for 1,500 steps on ground truth whose captions name a wrong sprite colour
+# 80% of the time (recipes/caption_noise.py): it can draw every colour but draws the asked one only part of the time,
+# an error of alignment that a trial's budget can fix (its supervised ceiling is measured in docs/toy/policy.md).
 RECIPES: dict[str, PolicyRecipe] = {
     "v1": PolicyRecipe(),
     "v2": _V2,
     "v2_18k": replace(_V2, steps=18_000),
+    "v2_noisy_captions": replace(_V2, init="v2_18k", steps=1_500, batch=32, lr=1e-4, warmup=0, ema=0.0,
+                                 val_every=1_500, caption_noise=CaptionNoise(p=0.8, kind="colour")),
 }
 
 VALIDATION_STREAM = 7_919  # offset of the validation prompts' seed from the pretraining seed
 SAMPLING_STREAM = 104_729  # offset of the seed of the validation / evaluation sampling noise
+CAPTION_STREAM = 15_485_863  # offset of the seed of the caption corruption draws
 
 
 def toy_vocabulary() -> list[str]:
@@ -119,6 +126,21 @@ def build_policy(folder: Path, seed: int, recipe: PolicyRecipe):
     return policy
 
 
+def shipped_base(recipe: PolicyRecipe):
+    """The shipped base `recipe.init`, loaded to be fine-tuned (transformer trainable, text encoder frozen)."""
+    from tvrl_bench.policies.toy import ToyPolicy
+
+    return ToyPolicy(base=recipe.init, guidance=recipe.guidance, frames=DEFAULT.frames, height=DEFAULT.height,
+                     width=DEFAULT.width, fast=recipe.lean_forward)
+
+
+def captions(batch, recipe: PolicyRecipe, rng: random.Random) -> tuple[str, ...]:
+    """The prompts a batch trains on: the world's own, or as `recipe.caption_noise` misdescribes its scenes."""
+    if not recipe.caption_noise.p:
+        return batch.prompts
+    return tuple(prompt_of(misdescribe(scene.description(), recipe.caption_noise, rng)) for scene in batch.scenes)
+
+
 @torch.no_grad()
 def evaluate_policy(policy, items: tuple, seed: int, recipe: PolicyRecipe, evaluator=None) -> dict[str, float]:
     """The exact evaluator's metrics {"overall", <category>...} of videos sampled for PromptItems `items`
@@ -161,13 +183,18 @@ def pretrain_policy(
     started, cpu_started = time.perf_counter(), time.process_time()
 
     validation, eval_items, excluded = split_prompts(seed, recipe.n_val, recipe.n_eval)
-    with tempfile.TemporaryDirectory(prefix="toy-policy-init-") as init:
-        policy = build_policy(Path(init), seed, recipe)
+    if recipe.init is None:
+        with tempfile.TemporaryDirectory(prefix="toy-policy-init-") as init:
+            policy = build_policy(Path(init), seed, recipe)
+        params = pretrained_parameters(policy)
+    else:
+        policy = shipped_base(recipe)
+        params = [p for p in policy.transformer.parameters() if p.requires_grad]
     policy.train()
-    params = pretrained_parameters(policy)
     optimizer = torch.optim.AdamW(params, lr=recipe.lr, weight_decay=recipe.weight_decay)
     ema = Ema(policy, recipe.ema)
     data_rng = random.Random(seed)
+    caption_rng = random.Random(seed + CAPTION_STREAM)
     generator = torch.Generator().manual_seed(seed)
     sample_seed = seed + SAMPLING_STREAM
 
@@ -179,7 +206,7 @@ def pretrain_policy(
     for step in range(recipe.steps):
         batch = training_batch(recipe.batch, data_rng, DEFAULT, exclude=excluded)
         x0 = to_latents(batch.videos)
-        prompts = drop_prompts(batch.prompts, generator, recipe.prompt_dropout)
+        prompts = drop_prompts(captions(batch, recipe, caption_rng), generator, recipe.prompt_dropout)
         noise, sigma = draw_noise(x0, generator, recipe)
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, recipe)
