@@ -14,7 +14,7 @@ costs what drift costs.
 
 Last line: ascent_gain=<reward at the best alpha - reward at 0> half_cosine=<...> rollouts=<total>
 
-    python benchmarks/ascent.py [--batches 12] [FILES.gin ...] [--gin_bindings "policies.toy.train = ('x_embedder',)"]
+    python diagnostics/ascent.py [--batches 12] [FILES.gin ...] [--gin_bindings "policies.toy.train = ('x_embedder',)"]
 """
 
 from __future__ import annotations

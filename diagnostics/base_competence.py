@@ -15,7 +15,7 @@ Last line: overall=<> object=<> attribute=<> motion=<> background=<> static_with
 asked_most_detected=<0|1> shuffled_ratio=<mean over 0.5-0.7> reversed_ratio=<mean over 0.5-0.7>
 shuffled_ratio_high=<mean over 0.8-0.95> reversed_ratio_high=<mean over 0.8-0.95>
 
-    python benchmarks/base_competence.py [--policy FOLDER] [--prompts 128] [--difficulty default]
+    python diagnostics/base_competence.py [--policy FOLDER] [--prompts 128] [--difficulty default]
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ says yes, and the fraction of scores at the critic's floor. Then the headroom of
 
 Last line: min_agreement=<lowest agreement over kinds> <kind>=<agreement> ... best_of_group_gain=<best - mean>
 
-    python benchmarks/calibration.py [--prompts 48] [--group 4] [FILES.gin ...] [--gin_bindings ...]
+    python diagnostics/calibration.py [--prompts 48] [--group 4] [FILES.gin ...] [--gin_bindings ...]
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Is the map from the policy's weights to its sampled videos linear at the step sizes training takes?
 
 A pathwise gradient (`pathwise.py`, `step_landscape.py`) predicts how the sampled videos change under a weight
-step only while that map is close to linear over the step. This benchmark measures it without any critic: for a
+step only while that map is close to linear over the step. This diagnostic measures it without any critic: for a
 fixed random projection y = <R, out> of an output, it takes the gradient g of y, moves the weights by alpha and
 2 alpha along a direction d (`sign`: sign(g), Adam's first step; `normalized`: g / rms(g)) and prints
 
@@ -14,7 +14,7 @@ sampling chain of the profile's schedule (the latents a pathwise gradient differ
 linear and the chain not means the chain amplifies weight changes (rollouts switch between layouts), and a
 pathwise step is only trustworthy below the chain's linear range.
 
-    python benchmarks/chain_linearity.py [--profile components/profiles/toy_v2.gin] [--alphas 1e-7 1e-6 1e-5 1e-4]
+    python diagnostics/chain_linearity.py [--profile components/profiles/toy_v2.gin] [--alphas 1e-7 1e-6 1e-5 1e-4]
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ costs by itself; truth - base what the steps could give at all.
 Last line: best_minus_base=<> random_minus_base=<> best_minus_random=<> [truth_minus_base=<>] (x 100)
 selected_gain=<evaluator overall of the critic's picks - the groups' mean>
 
-    python benchmarks/distill_ceiling.py --profile components/profiles/toy_v2.gin \\
+    python diagnostics/distill_ceiling.py --profile components/profiles/toy_v2.gin \\
         --gin_bindings "policies.toy.base = 'v2_18k'" [--prompts 256] [--group 8] [--steps 400] [--truth]
 """
 

@@ -8,7 +8,7 @@ with more rollouts per step is the signal that gradient accumulation buys.
 
 Last line: grad_cosine=<mean> grad_cosine_se=<standard error> rollouts=<per batch> batches=<n>
 
-    python benchmarks/grad_signal.py [--batches 6] [FILES.gin ...] [--gin_bindings "training.trial.prompts_per_step = 8"]
+    python diagnostics/grad_signal.py [--batches 6] [FILES.gin ...] [--gin_bindings "training.trial.prompts_per_step = 8"]
 
 (It is grad_signal.py, not signal.py: a script of that name would shadow the standard library's `signal` module.)
 """

@@ -1,7 +1,7 @@
 """How far do the critic's reward and the exact evaluator move when the critic's own gradient is followed?
 
 The RL objectives estimate the policy gradient from rewards alone (score-function estimates, noisy at tens of
-rollouts). This benchmark asks what the critic can give at best: it backpropagates the critic's reward through the
+rollouts). This diagnostic asks what the critic can give at best: it backpropagates the critic's reward through the
 whole deterministic sampling chain into the policy (direct reward backpropagation, a pathwise gradient with far
 less noise per rollout) and trains with Adam on the profile's prompts, batch size and schedule. The fixed eval
 prompts are scored by the exact evaluator and the critic every `--eval_every` steps, with the trial's fixed noise.
@@ -17,7 +17,7 @@ gradient, which sees only the layout each rollout fell into, says nothing about 
 
 Last line: pathwise_overall=<end - start> pathwise_critic=<end - start> steps=<n>
 
-    python benchmarks/pathwise.py [--steps 60] [--lr 1e-4] [FILES.gin ...] [--gin_bindings ...]
+    python diagnostics/pathwise.py [--steps 60] [--lr 1e-4] [FILES.gin ...] [--gin_bindings ...]
 """
 
 from __future__ import annotations

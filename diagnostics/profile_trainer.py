@@ -1,4 +1,4 @@
-"""What the gradient benchmarks share: the profile arguments, a trainer built from them (no MLflow run), and the
+"""What the gradient diagnostics share: the profile arguments, a trainer built from them (no MLflow run), and the
 policy gradients of independent batches."""
 
 from __future__ import annotations

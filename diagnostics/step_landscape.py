@@ -1,6 +1,6 @@
 """How far does one step along a batch's exact reward gradient move the reward, on that batch and on another?
 
-`pathwise.py` follows the critic's exact gradient for many steps; when it does not climb, this benchmark says why
+`pathwise.py` follows the critic's exact gradient for many steps; when it does not climb, this diagnostic says why
 in two minutes. It computes the pathwise gradient g of the critic's mean reward (through the whole sampling chain)
 on batch A (training step `--step`'s prompts and noise) and on batch B (the next step's), then moves the weights
 by alpha along a direction d and scores both batches again (no gradient, the same noise):
@@ -14,7 +14,7 @@ B. Actual far below predicted: curvature of the sampling chain limits the step. 
 gradient does not transfer (it fits the batch's prompts and noise). The cosine between g_A and g_B says the same
 before any step. Train fewer weights with `--gin_bindings "policies.toy.train = ('proj_out',)"`.
 
-    python benchmarks/step_landscape.py [--profile components/profiles/toy_v2.gin] [--alphas 1e-5 1e-4 ...]
+    python diagnostics/step_landscape.py [--profile components/profiles/toy_v2.gin] [--alphas 1e-5 1e-4 ...]
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "MLflow run as wide_eval/<metric> (tag tvrl.wide_eval_prompts) and regenerates the study's wide "
             "tables (reports/tables/<table>_wide.toml, e.g. power_wide) into OUT/reports/<study>/."
         ),
-        epilog="Example: tvrl-bench wide-eval sweeps/power_v2.gin --out OUT --tracking-uri sqlite:///OUT/mlflow.db "
+        epilog="Example: tvrl-bench wide-eval sweeps/experiments/power_v2.gin --out OUT --tracking-uri sqlite:///OUT/mlflow.db "
                "--prompts 1000",
     )
     parser.add_argument("study", metavar="STUDY.gin", help="the study file the sweep ran (sweeps/*.gin)")

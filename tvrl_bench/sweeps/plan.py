@@ -67,7 +67,9 @@ def load_study(path: str, profile: str | None = None) -> tuple[Study, str]:
 
 
 def preset_path(axis: str, value: str, study_file: str) -> str:
-    """The preset file of an axis value; a missing one is an error naming the study file and line."""
+    """The preset file of an axis value: components/<family>/<value>.gin, else <family>/<value>.gin beside the
+    study file (a preset only that study's folder uses, e.g. sweeps/experiments/objectives/); a missing one is an
+    error naming the study file and line."""
     axes = registry.axes()
     if axis not in axes:
         raise gin_config.ConfigError(
@@ -75,17 +77,23 @@ def preset_path(axis: str, value: str, study_file: str) -> str:
             f"axes are {', '.join(axes)}"
         )
     family = axes[axis]
-    candidate = value if value.endswith(".gin") else f"components/{family}/{value}.gin"
-    try:
-        gin_config.resolve(candidate)
-    except gin_config.ConfigError:
-        folder = gin_config.PROJECT_ROOT / "components" / family
-        available = sorted(p.stem for p in folder.glob("*.gin"))
-        raise gin_config.ConfigError(
-            f"{study_file}:{_line_of(study_file, value)}: axis '{axis}' names preset '{value}', but {candidate} does not "
-            f"exist{suggest(value, available)} (presets of {family}: {', '.join(available)})"
-        ) from None
-    return candidate
+    if value.endswith(".gin"):
+        candidates = [value]
+    else:
+        beside = Path(study_file).parent / family / f"{value}.gin"
+        candidates = [f"components/{family}/{value}.gin", str(beside)]
+    for candidate in candidates:
+        try:
+            gin_config.resolve(candidate)
+            return candidate
+        except gin_config.ConfigError:
+            pass
+    folder = gin_config.PROJECT_ROOT / "components" / family
+    available = sorted(p.stem for p in folder.glob("*.gin"))
+    raise gin_config.ConfigError(
+        f"{study_file}:{_line_of(study_file, value)}: axis '{axis}' names preset '{value}', but "
+        f"{' nor '.join(candidates)} exists{suggest(value, available)} (presets of {family}: {', '.join(available)})"
+    )
 
 
 def _line_of(path: str, word: str) -> int:
