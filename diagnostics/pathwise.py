@@ -13,7 +13,7 @@ If the evaluator rises here, the RL loop's problem is its estimate. If it does n
 learning rate is inside the sampling chain's linear range (`chain_linearity.py`, `step_landscape.py`): a policy
 whose samples switch between discrete layouts (the v2 toy policy) is not linear at any useful step, and then this
 gradient, which sees only the layout each rollout fell into, says nothing about the expected reward's ceiling
-(docs/toy_rl.md, gate 1). Only inside that range does "no rise here" mean the critic or the policy is the limit.
+(docs/log/toy_rl_log.md, gate 1). Only inside that range does "no rise here" mean the critic or the policy is the limit.
 
 Last line: pathwise_overall=<end - start> pathwise_critic=<end - start> steps=<n>
 

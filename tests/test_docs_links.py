@@ -1,5 +1,6 @@
-"""The README and docs/ hold together: every relative link (and image) in README.md and docs/*.md points at a file
-that exists, and every docs page is named in the README's documentation index.
+"""The README and docs/ hold together: every relative link (and image) in README.md, docs/ (its subfolders included)
+and the README of diagnostics/ points at a file that exists, and every docs page is named in the README's
+documentation index.
 
 Links inside code (fenced blocks and inline code spans) are not links. A link's `#anchor` is dropped before the
 file is looked up (anchors are not checked); links with a scheme (`http:`, `https:`, `mailto:`, ...) are not
@@ -16,8 +17,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-DOCS = sorted((ROOT / "docs").glob("*.md"))
-PAGES = [README, *DOCS]
+DOCS = sorted((ROOT / "docs").rglob("*.md"))
+PAGES = [README, *DOCS, ROOT / "diagnostics" / "README.md"]
 INDEX_HEADING = "## Documentation"
 
 # [text](target) and ![alt](target), an optional "title" after the target, the target optionally in <...>;

@@ -30,7 +30,7 @@ TINY = PolicyRecipe(batch=4, val_every=2, n_val=2, n_eval=2, sample_steps=2)
 TRANSFORMER = Path("transformer") / "diffusion_pytorch_model.safetensors"
 
 # Measured on the shipped checkpoint: overall 0.429 on the first 16 eval prompts, sampling seed 0 (0.39-0.44 over
-# sampling seeds 0-2; docs/toy_policy.md);
+# sampling seeds 0-2; docs/toy/policy.md);
 # the threshold leaves a margin for sampling-noise differences across torch builds.
 SHIPPED_MIN_OVERALL = 0.35
 

@@ -23,7 +23,7 @@ from tvrl_bench.world.difficulty import DEFAULT
 from tvrl_bench.world.render import ground_truth_scenes, render_batch, sprite_masks
 
 # Balanced accuracy (mean of the Yes and the No accuracy) on the held-out batch, per check kind, each set safely
-# below what the shipped checkpoint measures (docs/toy_learned.md has the measured figures).
+# below what the shipped checkpoint measures (docs/toy/learned_critic.md has the measured figures).
 # Measured (seed-0 checkpoint, 733 checks): object 0.974, colour 1.000, shape 0.917, motion 0.977, background 1.000.
 MIN_BALANCED_ACCURACY = {"object": 0.85, "colour": 0.9, "shape": 0.75, "motion": 0.85, "background": 0.9}
 # Fraction of object checks in two-sprite videos whose input gradient has more mass on the named sprite than on

@@ -40,7 +40,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "the same weights). The policy: a tiny HunyuanVideo-1.5 transformer trained by flow matching, about "
             "35 CPU-minutes for recipe v1 (6,000 steps), 65 CPU-minutes for v2 (10,000 steps) and about 2 CPU-hours for "
             "v2_18k (18,000 steps), a few CPU-minutes for the fine-tuned v2_noisy_captions, on one thread (see "
-            "docs/toy_policy.md). The critic: the learned toy critic (toy_learned)."
+            "docs/toy/policy.md). The critic: the learned toy critic (toy_learned)."
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )

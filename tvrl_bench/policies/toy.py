@@ -3,7 +3,7 @@
 The same diffusers class as the real policy (`HunyuanVideo15Transformer3DModel`), loaded with `from_pretrained`
 from a folder holding `transformer/` (diffusers format) and `text_encoder/` (a learned word embedding, see
 toy_text.py). Latents are videos scaled to [-1, 1]: x[B, 3, F, H, W] = 2 video - 1, so decode is a rescale.
-The network predicts the clean video x0 (docs/toyworld.md: an x0 target learns far faster per CPU minute than a
+The network predicts the clean video x0 (docs/toy/world.md: an x0 target learns far faster per CPU minute than a
 velocity target at this width), and the velocity is v = (x - x0_hat) / max(sigma, sigma_min).
 
 One job: the Policy methods (encode, velocity with CFG, decode) and the choice of trained parameters (`train`).
@@ -58,7 +58,7 @@ class ToyPolicy(Policy):
     ):
         """path: a checkpoint folder (from `tvrl-bench prepare-toy --out`); None loads the shipped base `base`.
         base: which shipped base when path is None: 'v1' (2-frame tokens), 'v2' (4-frame tokens) or 'v2_18k' (v2's
-            recipe trained for 18,000 steps instead of 10,000; docs/toy_policy.md).
+            recipe trained for 18,000 steps instead of 10,000; docs/toy/policy.md).
         fast: run the transformer through `lean_forward` (same weights and result to float rounding) instead
         of diffusers' forward; False gives diffusers' own forward, the reference for the equivalence tests.
         train: name prefixes of the transformer parameters the optimizer updates (e.g. 'transformer_blocks',

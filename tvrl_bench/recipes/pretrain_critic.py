@@ -5,7 +5,7 @@ writes `config.json`, `model.safetensors` (the best checkpoint by validation acc
 (seed, steps, time, validation accuracy per check kind, the grounding figure). `tvrl-bench prepare-toy --what
 critic` calls it. One torch thread; with a fixed step count the result is reproducible from the seed.
 
-The recipe (`CriticRecipe`; docs/toyworld.md "Critics" has the measurements behind it):
+The recipe (`CriticRecipe`; docs/toy/world.md "Critics" has the measurements behind it):
 - Data: every step draws `videos_per_step` fresh scenes with `training_batch` (the default `datasets.toy` eval
   scenes excluded) and `questions_per_video` questions per video. Each question is a Yes (one of the scene's
   `checks_for`) or a No (one of its `negative_checks`) with probability 1/2, so every kind is balanced. Half of
@@ -14,7 +14,7 @@ The recipe (`CriticRecipe`; docs/toyworld.md "Critics" has the measurements behi
 - Curriculum (`CriticRecipe.curriculum`): colour questions alone for the first 5% of the steps, then object,
   colour, shape and motion, and from 40% the background (and count, where the difficulty has it). Measured:
   with background questions from the start the easy question captured the question encoder and existence
-  stayed at chance (docs/toyworld.md); without the colour-only warm-up the mixed kinds sat at chance for hundreds of
+  stayed at chance (docs/toy/world.md); without the colour-only warm-up the mixed kinds sat at chance for hundreds of
   steps (the answer is an interaction of question and video, and colour is the easiest one to find).
 - Augmentation (robustness to what an imperfect policy renders): each of a random colour transform
   (off-palette colours), a fade towards the frame's median colour (washed-out sprites), a Gaussian blur and

@@ -1,7 +1,7 @@
 """Pretraining the toy policy by flow matching: the recipe behind `tvrl_bench/assets/toy_policy`.
 
 Reproducible from a seed and a fixed number of optimizer steps (never wall-clock minutes). The settings are those
-measured in docs/toyworld.md ("Policy"): default difficulty 16 x 16 x 8, spatial patch 2 and temporal patch 2
+measured in docs/toy/world.md ("Policy"): default difficulty 16 x 16 x 8, spatial patch 2 and temporal patch 2
 (256 tokens), width 64 (2 heads x 32), 3 layers; the network predicts the clean video x0 and the loss is the
 squared error of the velocity it implies; AdamW lr 1e-3 with 300 linear warm-up steps, batch 16, 10% prompt
 dropout (the empty prompt '' is the <null> token, the unconditional input of guidance), logit-normal noise
@@ -12,7 +12,7 @@ One step, for videos[B, F, 3, H, W] in [0, 1]:
     x0_hat = net(x, sigma, prompt);  v_hat = (x - x0_hat) / sigma,  v = x1 - x0
     loss = mean ||v_hat - v||^2 = mean ||x0_hat - x0||^2 / sigma^2   (sigma clamped at `loss_sigma_min`)
 Why the velocity loss on an x0 output: an x0 output learns far faster than a velocity output at this width
-(docs/toyworld.md); between the two losses, measured on the same seed and data (docs/toy_policy.md), the unweighted x0
+(docs/toy/world.md); between the two losses, measured on the same seed and data (docs/toy/policy.md), the unweighted x0
 loss (`loss="x0"`, kept as an option) learned faster for 2,000 steps, then the two stayed within noise of each
 other; the velocity loss's checkpoint scored higher on the eval set at 6,000 steps.
 
@@ -58,7 +58,7 @@ from tvrl_bench.world.vocabulary import MOTIONS, SHAPES
 # tokens), a wider and deeper network in the same CPU time per step, and the x0 error weighted by 1 / sigma with
 # noise levels drawn around sigma 0.62 (logit mean 0.5), so the high-noise steps where layout and motion are
 # decided weigh more. v2_18k: v2 trained for 18,000 steps (about the 2 CPU-hours a toy base may take), whose
-# validation was still rising at 10,000; it is right about motion more often (docs/toy_policy.md has the measurements).
+# validation was still rising at 10,000; it is right about motion more often (docs/toy/policy.md has the measurements).
 _V2 = PolicyRecipe(
     steps=10_000, width=96, heads=3, layers=4, patch_t=4, loss="balanced", logit_mean=0.5, val_every=1000,
     lean_forward=True,

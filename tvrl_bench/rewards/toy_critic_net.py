@@ -3,7 +3,7 @@
     videos[P, F, 3, H, W] in [0, 1], questions[P] (text)  ->  logits[P, 2]  (index 0 = No, 1 = Yes)
 
 Inputs (9 channels per pixel and frame): rgb; rgb minus the frame's median colour (a background estimate; the
-median is detached, since its gradient would land on one arbitrary pixel per frame, docs/toyworld.md); and the frame
+median is detached, since its gradient would land on one arbitrary pixel per frame, docs/toy/world.md); and the frame
 difference rgb[t] - rgb[t-1] (zero at t = 0), which makes motion local: a sprite moving right leaves
 +(sprite - background) on its leading edge and the opposite on its trailing edge.
 

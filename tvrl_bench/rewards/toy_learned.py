@@ -3,7 +3,7 @@
 A question-conditioned convolutional network (`toy_critic_net.ToyCriticNet`: FiLM over a word-level question
 embedding; inputs rgb, rgb minus the detached frame median and the frame difference; temporal convolutions)
 trained on toy videos to answer the checks (`tvrl_bench.recipes.pretrain_critic`). Its 2-way Yes/No head gives
-the score r = log_softmax(logits)[Yes] <= 0. Imperfect like a real VLM: docs/toy_learned.md has its measured
+the score r = log_softmax(logits)[Yes] <= 0. Imperfect like a real VLM: docs/toy/learned_critic.md has its measured
 accuracy per check kind and how often its gradient falls on the sprite a question names.
 
 Loaded from a folder (`path`, default the shipped tvrl_bench/assets/toy_learned/) holding config.json and

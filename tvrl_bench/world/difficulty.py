@@ -1,7 +1,7 @@
 """Difficulty: the knobs that define a toy world's scenes, and the named presets.
 
 `Difficulty` is a frozen dataclass; `difficulty("default", max_sprites=1)` returns a preset with overrides.
-DEFAULT (measured in docs/toyworld.md): 8 frames at 16 x 16, 1-2 sprites of 5-7 px moving 1 px per frame, circle or
+DEFAULT (measured in docs/toy/world.md): 8 frames at 16 x 16, 1-2 sprites of 5-7 px moving 1 px per frame, circle or
 square, 4 colours, 3 backgrounds. HARD: 8 frames at 32 x 32, 1-2 sprites of 8-10 px moving 2 px per frame,
 circle, square or triangle, 6 colours, 4 backgrounds.
 """

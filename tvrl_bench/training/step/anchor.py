@@ -4,7 +4,7 @@ RL trains a few transitions (the toy profile: the two noisiest), but the network
 so each update also moves the velocity at the deterministic steps that nobody trains. Nothing in the reward's
 gradient holds those steps in place, and they are the ones that render backgrounds and edges: on the toy world
 most of the damage a trained policy shows comes from them (generating with the trained weights above sigma 0.85
-and the pretrained ones below recovers most of it; docs/toy_rl.md). The anchor adds, per micro-batch of rollouts,
+and the pretrained ones below recovers most of it; docs/log/toy_rl_log.md). The anchor adds, per micro-batch of rollouts,
 
     weight * mean over elements of (v_theta(x_s, sigma_s) - v_ref(x_s, sigma_s))^2
 
