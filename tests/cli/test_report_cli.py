@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -53,7 +54,9 @@ def test_report_command_writes_the_tagged_tables(logged):
     assert "imported 3 judgments" in result.stdout
     assert "excluded (not FINISHED): FAILED 1" in result.stdout
     assert sorted(p.name for p in (root / "out" / "samplers").iterdir()) == [
-        "samplers.csv", "samplers.md", "winrate.csv", "winrate.md"]
+        "index.html", "page_hacking.csv", "page_improvement.csv", "page_iqm.csv", "samplers.csv", "samplers.md",
+        "winrate.csv", "winrate.md"]
+    assert f"study page: {Path('out') / 'samplers' / 'index.html'} (final scores from eval/*)" in result.stdout
     frame = pd.read_csv(root / "out" / "samplers" / "samplers.csv")
     assert frame["GRPO"].iloc[0] == pytest.approx(51.0) and frame["TVRL"].iloc[0] == pytest.approx(57.5)
     win = pd.read_csv(root / "out" / "samplers" / "winrate.csv")

@@ -36,7 +36,8 @@ def digests(output: str) -> list[str]:
 
 
 def test_toy_profile_trial_logs_the_results_contract(tmp_path, tiny_policy_path):
-    result = train(tmp_path, "components/profiles/toy.gin", "--steps", "3", *bindings(tiny_policy_path))
+    result = train(tmp_path, "components/profiles/toy.gin", "--steps", "3",
+                   *bindings(tiny_policy_path, "training.trial.wide_eval_prompts = 12"))
     assert result.returncode == 0, result.stderr[-3000:]
     client, found = runs(tmp_path)
     assert len(found) == 1
@@ -55,6 +56,10 @@ def test_toy_profile_trial_logs_the_results_contract(tmp_path, tiny_policy_path)
     assert len(evals) == 1 and evals[0].step == 3 and 0 <= evals[0].value <= 1
     for category in ["object", "attribute", "motion", "background"]:
         assert f"eval/{category}" in run.data.metrics
+        assert f"wide_eval/{category}" in run.data.metrics
+    wide = client.get_metric_history(run.info.run_id, "wide_eval/overall")
+    assert len(wide) == 1 and wide[0].step == 3 and "wide_eval/critic_reward" in run.data.metrics
+    assert 4 < int(run.data.tags["tvrl.wide_eval_prompts"]) <= 12  # the 16 trained scenes dropped
     artifacts = {a.path for folder in ["config", "samples/start", "samples/final", "credit", "eval"]
                  for a in client.list_artifacts(run.info.run_id, folder)}
     for expected in ["config/config.gin", "config/operative_config.gin", "samples/start/sample_000.mp4",

@@ -178,7 +178,8 @@ def test_report_files_logged_to_parent_run(rewards_study, mlflow_store):
     client = mlflow_store[1]
     assert summary["logged"] and summary["parent_run_id"] == study.parent_id
     logged = sorted(f.path for f in client.list_artifacts(study.parent_id, "reports"))
-    assert logged == sorted(f"reports/rewards.{fmt}" for fmt in ("md", "tex", "csv", "html"))
+    page = ["reports/index.html", "reports/page_hacking.csv", "reports/page_improvement.csv", "reports/page_iqm.csv"]
+    assert logged == sorted([f"reports/rewards.{fmt}" for fmt in ("md", "tex", "csv", "html")] + page)
     local = client.download_artifacts(study.parent_id, "reports/rewards.csv")
     assert open(local).read() == (folder / "rewards.csv").read_text()
 

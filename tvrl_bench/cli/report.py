@@ -37,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="import judgments from a CSV file into the judgments file first (repeatable)")
     parser.add_argument("--no-plots", action="store_true", help="skip the training-curve and heatmap plots")
     parser.add_argument("--no-log", action="store_true", help="do not log the files to the study's parent run")
+    parser.add_argument("--no-page", action="store_true",
+                        help="do not write the study page OUT/<study>/index.html (and its page_*.csv files)")
     parser.add_argument("--max-curve-runs", type=int, default=10,
                         help="runs per cell read for training curves (lowest seeds first; default 10)")
     add_debug_flag(parser)
@@ -75,6 +77,7 @@ def _report(args: argparse.Namespace) -> int:
             judgments=judgments,
             table_dirs=args.table_dir,
             max_curve_runs=args.max_curve_runs,
+            page=not args.no_page,
         )
     except (ReportError, ValueError) as exc:
         print(f"tvrl-report: error: {exc}", file=sys.stderr)
@@ -96,6 +99,9 @@ def format_summary(summary: dict) -> str:
         lines += [f"    warning: {w}" for w in table["warnings"]]
     for name, reason in summary["skipped"].items():
         lines.append(f"  {name}: skipped ({reason})")
+    from tvrl_bench.report.study_page import page_lines
+
+    lines += page_lines(summary.get("page"))
     if summary["logged"]:
         lines.append(f"  logged to parent run {summary['parent_run_id']} under reports/")
     elif summary["parent_run_id"] is None and summary["files"]:

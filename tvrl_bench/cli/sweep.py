@@ -126,6 +126,10 @@ def _sweep(args: argparse.Namespace) -> int:
     if summary.reports:
         for name, table in summary.reports.get("tables", {}).items():
             print(f"  table {name}: {', '.join(str(f) for f in table['files'])}")
+        from tvrl_bench.report.study_page import page_lines
+
+        for line in page_lines(summary.reports.get("page")):
+            print(line)
     _print_links(summary)
     return 1 if summary.failed else 0
 

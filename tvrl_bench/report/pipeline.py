@@ -39,6 +39,7 @@ def regenerate(
     table_dirs: list[str | Path] | None = None,
     max_curve_runs: int = 10,
     client: Any = None,
+    page: bool = True,
 ) -> dict[str, Any]:
     """Regenerate the tables of `study` and return what was done.
 
@@ -48,10 +49,14 @@ def regenerate(
     `<table>.curves.png` / `<table>.heatmaps.png` when `plots` and the definition asks for them; all are
     also logged to the study's parent run under `reports/` when `log_to_mlflow` and a parent run exists.
     Judgments for win-rate tables are read from `judgments` (default `<out_dir>/judgments.sqlite`).
+    When `page` and the study has finished trials, the study page `<out_dir>/<study>/index.html` and its CSV files
+    are written too (report/study_page/) and logged with the tables.
 
     Returns {"study", "tracking_uri", "out_dir" (the study folder), "tables": {name: {"files": [paths],
     "warnings": [...], "title"}}, "skipped": {name: reason}, "files": [every path written], "runs":
-    {"finished", "excluded" ({status: count}), "superseded"}, "parent_run_id", "logged" (bool), "seconds"}.
+    {"finished", "excluded" ({status: count}), "superseded"}, "parent_run_id", "logged" (bool), "seconds",
+    "page": {"path", "files", "flags" (a line per method flagged for reward hacking), "source", "seconds"} (or
+    {"error", "files": [], "flags": []} when it could not be written; None without `page` or trials)}.
     """
     start = time.perf_counter()
     formats = render.check_formats(formats)
@@ -76,7 +81,9 @@ def regenerate(
         },
         "parent_run_id": runs.parent["run_id"] if runs.parent else None,
         "logged": False,
+        "page": None,
     }
+    built: list[TableResult] = []
     if status := runs.status_note():
         log.warning("study '%s': %s", study, status)
     cache = plotting.HistoryCache(client)
@@ -87,6 +94,7 @@ def regenerate(
             (log.warning if explicit else log.info)("table '%s' skipped: %s", defn.name, reason)
             continue
         result = _build(defn, runs, judged, cache)
+        built.append(result)
         if not explicit and not result.has_data():
             summary["skipped"][defn.name] = "no cell has data"
             log.info("table '%s' skipped: no cell has data", defn.name)
@@ -99,6 +107,10 @@ def regenerate(
             "warnings": list(result.warnings),
         }
         summary["files"] += [str(p) for p in files]
+    built = [r for r in built if r.name in summary["tables"]]
+    if page and not runs.trials.empty:
+        summary["page"] = _page(runs, client, cache, built, folder)
+        summary["files"] += summary["page"]["files"]
     if log_to_mlflow and runs.parent and summary["files"]:
         summary["logged"] = _log_files(client, runs.parent["run_id"], summary["files"])
     summary["seconds"] = time.perf_counter() - start
@@ -171,6 +183,18 @@ def _plots(
         if path:
             made.append(path)
     return made
+
+
+def _page(runs: StudyRuns, client: Any, cache: plotting.HistoryCache, tables: list[TableResult],
+          folder: Path) -> dict[str, Any]:
+    """The study page (report/study_page/); a failure is a warning, never a lost table."""
+    from tvrl_bench.report.study_page import write_study_page
+
+    try:
+        return write_study_page(runs, client, folder, tables, cache=cache)
+    except Exception as exc:  # the tables are written; the page must not take them down with it
+        log.warning("study page of '%s' not written: %s", runs.study, exc, exc_info=True)
+        return {"error": str(exc), "files": [], "flags": []}
 
 
 def _log_files(client: Any, run_id: str, files: list[str]) -> bool:

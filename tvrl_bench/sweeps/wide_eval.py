@@ -26,10 +26,9 @@ import gin
 import torch
 
 from tvrl_bench import config as gin_config
-from tvrl_bench.datasets.toy import signatures, toy_prompt_set
 from tvrl_bench.report.stats import paired_delta
 from tvrl_bench.sweeps.plan import TrialSpec
-from tvrl_bench.training.evaluation import TrialEvaluation
+from tvrl_bench.training.evaluation import WIDE_PREFIX, WIDE_PROMPTS_TAG, TrialEvaluation, wide_eval_items
 from tvrl_bench.training.parallel.sharded_state import load_parameters
 from tvrl_bench.training.settings import TrialSettings
 from tvrl_bench.training.step.batch_split import BatchSplit
@@ -78,12 +77,9 @@ def wider_eval_items(settings: TrialSettings, prompts: int) -> tuple[list, int]:
             f"dataset is {settings.dataset.name!r}, so wide-eval does not apply to it"
         )
     try:
-        wide = toy_prompt_set(n_eval=prompts, n_train=0)
+        return wide_eval_items(settings, prompts)
     except ValueError as exc:  # more prompts than the world has distinct scenes
         raise ValueError(f"--prompts {prompts}: {exc}") from None
-    trained_on = signatures(settings.dataset.train)
-    kept = [it for it in wide.eval if signatures([it]).isdisjoint(trained_on)]
-    return kept, len(wide.eval) - len(kept)
 
 
 def score_trial(spec: TrialSpec, runs: str | Path, prompts: int) -> TrialScores:
@@ -118,8 +114,6 @@ def score_trial(spec: TrialSpec, runs: str | Path, prompts: int) -> TrialScores:
     return TrialScores(spec, metrics(own_count), metrics(len(items)), len(items), dropped, settings.steps)
 
 
-WIDE_PREFIX = "wide_eval/"
-PROMPTS_TAG = "tvrl.wide_eval_prompts"
 
 
 def trial_runs(tracking_uri: str, study: str, specs: list[TrialSpec]) -> dict[str, str]:
@@ -160,7 +154,7 @@ def log_scores(tracking_uri: str, run_ids: dict[str, str], scores: list[TrialSco
     now = int(time.time() * 1000)
     for s in scores:
         metrics = [Metric(WIDE_PREFIX + name, float(value), now, s.steps) for name, value in sorted(s.wide.items())]
-        client.log_batch(run_ids[s.spec.key], metrics=metrics, tags=[RunTag(PROMPTS_TAG, str(s.prompts))])
+        client.log_batch(run_ids[s.spec.key], metrics=metrics, tags=[RunTag(WIDE_PROMPTS_TAG, str(s.prompts))])
 
 
 @dataclass

@@ -8,12 +8,18 @@ from typing import Any, Iterator
 
 import torch
 
+from tvrl_bench.datasets.toy import signatures, toy_prompt_set
 from tvrl_bench.policies.base import Policy
 from tvrl_bench.prompts import PromptItem
 from tvrl_bench.training.step.rollout import chunks, generate
 from tvrl_bench.training.step.scoring import score_videos
 from tvrl_bench.training.seeding import generator
 from tvrl_bench.training.settings import TrialSettings
+
+
+# The wide evaluation's metrics are logged as wide_eval/<metric> at the final step, its prompt count as this tag.
+WIDE_PREFIX = "wide_eval/"
+WIDE_PROMPTS_TAG = "tvrl.wide_eval_prompts"
 
 
 @dataclass
@@ -25,6 +31,29 @@ class Evaluation:
     records: list[dict[str, Any]] = field(default_factory=list)
     samples: torch.Tensor | None = None
     sample_items: list[PromptItem] = field(default_factory=list)
+    wide: WideEvaluation | None = None
+
+
+@dataclass
+class WideEvaluation:
+    """The final policy scored on the wide held-out set: the evaluator's metrics plus `critic_reward`, over
+    `prompts` prompts (`dropped` more were left out because the trial trained on their scene)."""
+
+    metrics: dict[str, float]
+    prompts: int
+    dropped: int
+
+
+def wide_eval_items(settings: TrialSettings, prompts: int) -> tuple[list[PromptItem], int]:
+    """The first `prompts` eval prompts of the trial's toy dataset drawn with n_eval = prompts (and no train split),
+    without the scenes the trial trained on; and how many were dropped. Eval prompts are drawn first from the
+    dataset's seed, so the list starts with the trial's own eval prompts in order. Call it while the trial's
+    config is loaded: the dataset's other parameters are the trial's bindings. ValueError when the world has fewer
+    distinct scenes than `prompts`."""
+    wide = toy_prompt_set(n_eval=prompts, n_train=0)
+    trained_on = signatures(settings.dataset.train)
+    kept = [it for it in wide.eval if signatures([it]).isdisjoint(trained_on)]
+    return kept, len(wide.eval) - len(kept)
 
 
 class TrialEvaluation:

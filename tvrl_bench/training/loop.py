@@ -27,7 +27,7 @@ from tqdm import tqdm
 from tvrl_bench.credit.stats import credit_entropy
 from tvrl_bench.prompts import PromptItem
 from tvrl_bench.training.consistency import check_schedule_shift
-from tvrl_bench.training.evaluation import Evaluation, TrialEvaluation
+from tvrl_bench.training.evaluation import Evaluation, TrialEvaluation, WideEvaluation, wide_eval_items
 from tvrl_bench.training.parallel import sharded_eval
 from tvrl_bench.training.processes import Processes
 from tvrl_bench.training.parallel.sharded_state import (clip_grad_norm, gather_tree, load_parameters,
@@ -84,6 +84,10 @@ class Trainer:
         if not self.train_items or not self.eval_items:
             raise ValueError(f"dataset {settings.dataset.name!r} has no train or no eval prompts")
         self.evaluation = TrialEvaluation(settings, self.policy, self.eval_items, self.micro_batch, processes.device)
+        # The wide held-out set of the final evaluation (none when wide_eval_prompts is 0); drawn now, while the
+        # trial's config is loaded.
+        wide_items, self.wide_dropped = wide_eval_items(settings, settings.wide_eval_prompts) if settings.wide_eval_prompts else ([], 0)
+        self.wide_evaluation = TrialEvaluation(settings, self.policy, wide_items, self.micro_batch, processes.device)
         self._stop = False
 
     # -- state ------------------------------------------------------------------------------------------------
@@ -205,11 +209,17 @@ class Trainer:
                 if stop:
                     raise StopRequested(f"stopped by a signal after step {done}; checkpoint saved")
             self.log_parameter_digest()
+            wide = bool(self.wide_evaluation.items)
             if not main:
                 if self.sharded:
                     sharded_eval.full_alongside(self.evaluation)
+                    if wide:
+                        sharded_eval.full_alongside(self.wide_evaluation)
                 return None
             result = self.evaluation.full()
+            if wide:
+                scored = self.wide_evaluation.full().metrics
+                result.wide = WideEvaluation(scored, len(self.wide_evaluation.items), self.wide_dropped)
             if result.samples is not None:
                 self.hooks.on_samples("final", result.samples, result.sample_items)
             return result

@@ -42,6 +42,9 @@ class TrialSettings:
     eval_every: also evaluate every this many steps and before the first (0: only at the end), on the first
     eval_subset eval prompts (None: all eval_prompts) with the same fixed noise, logging eval/* curves and
     eval/critic_reward (the critic's own score of the same videos, so reward hacking shows);
+    wide_eval_prompts: after the final evaluation, score the final policy again on this many held-out prompts of
+    the toy dataset's eval split (its scenes the trial trained on dropped; the first eval_prompts of them are the
+    final evaluation's own), logged as wide_eval/* (0: none; toy datasets only). Its deltas are what the tables read.
     sample_videos: videos logged to MLflow at the start and the end.
     anchor_weight: weight of the velocity anchor (training/step/anchor.py): the mean squared difference between the
     policy's and the pretrained policy's velocity at one untrained step per micro-batch (0: off), which keeps
@@ -77,6 +80,7 @@ class TrialSettings:
         eval_prompts: int = 32,
         eval_every: int = 0,
         eval_subset: int | None = None,
+        wide_eval_prompts: int = 0,
         sample_videos: int = 4,
         checkpoint_every: int = 10,
         log_media_every: int = 10,
@@ -98,6 +102,7 @@ class TrialSettings:
         self.anchor_weight = anchor_weight
         self.eval_prompts, self.sample_videos = eval_prompts, sample_videos
         self.eval_every, self.eval_subset = eval_every, eval_subset
+        self.wide_eval_prompts = wide_eval_prompts
         self.checkpoint_every, self.log_media_every = checkpoint_every, log_media_every
         self.num_gpus = num_gpus
         self.optimizer = optimizer if optimizer is not None else OptimizerChoice()  # validates its own values
@@ -112,6 +117,16 @@ class TrialSettings:
                 f"(prompts_per_step x group_size)"
             )
         self.schedule.validate(self.sampler)
+        if self.wide_eval_prompts and not self.dataset.name.startswith("toy-"):
+            raise ConfigError(
+                f"training.trial.wide_eval_prompts = {self.wide_eval_prompts}: a wide evaluation redraws the toy "
+                f"dataset's eval split, and this trial's dataset is {self.dataset.name!r}; bind it to 0"
+            )
+        if 0 < self.wide_eval_prompts < self.eval_prompts:
+            raise ConfigError(
+                f"training.trial.wide_eval_prompts = {self.wide_eval_prompts}: fewer than the final evaluation's "
+                f"eval_prompts = {self.eval_prompts}; bind it to 0 (none) or at least {self.eval_prompts}"
+            )
 
 
 def _component(family: registry.Family, value: Any) -> Any:

@@ -1,0 +1,127 @@
+"""The probability of improvement between every pair of methods and each method's IQM (report/improvement.py),
+beside the paired deltas of the tables.
+
+Scores are x 100. Where every run logged per-video scores of its final evaluation (`eval/results.json` records
+with a `score`) and the page reads `eval/*`, a task is an eval prompt and a run is a seed (the runs of one seed
+averaged): P(A > B) is the probability that A beats B on a random prompt for a random seed of each. Otherwise
+(`wide_eval/*`, which logs no per-prompt scores, or an evaluator without per-video scores) there is one task, the
+final overall score, and the runs are the seeds. The IQM needs at least MIN_IQM_SEEDS seeds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from tvrl_bench.report.improvement import Estimate, iqm, probability_of_improvement
+from tvrl_bench.report.stats import DeltaStat, paired_delta
+from tvrl_bench.report.study_page.methods import Method, Source, seed_key
+
+SCALE = 100.0
+MIN_IQM_SEEDS = 3
+
+PromptScores = Callable[[str], "dict[tuple[int, str], float] | None"]  # run id -> {(index, prompt): score}
+
+
+@dataclass
+class Scores:
+    """A method's scores[seeds, tasks] (x 100) with the seeds' and tasks' names."""
+
+    seeds: list[str]
+    tasks: list
+    matrix: np.ndarray
+
+
+@dataclass
+class Pair:
+    a: str
+    b: str
+    improvement: Estimate | None
+    delta: DeltaStat | None  # paired by seed: A - B of the final overall score
+    missing: str | None = None
+
+
+@dataclass
+class MethodIqm:
+    method: str
+    estimate: Estimate | None
+    missing: str | None = None
+
+
+@dataclass
+class Comparisons:
+    unit: str  # what a task is, for the page
+    pairs: list[Pair]
+    iqms: list[MethodIqm]
+
+
+def method_scores(methods: list[Method], source: Source, prompt_scores: PromptScores | None) -> tuple[dict[str, Scores], str]:
+    """{method label: Scores} and the sentence saying what a task is."""
+    per_prompt = None
+    if source.prefix == "eval" and prompt_scores is not None:
+        per_prompt = {}
+        for m in methods:
+            for run_id in m.runs["run_id"]:
+                scores = prompt_scores(str(run_id))
+                if scores is None:
+                    per_prompt = None
+                    break
+                per_prompt[str(run_id)] = scores
+            if per_prompt is None:
+                break
+    if per_prompt is not None:
+        tasks = None
+        for scores in per_prompt.values():
+            tasks = set(scores) if tasks is None else tasks & set(scores)
+        if tasks:
+            ordered = sorted(tasks)
+            out = {m.label: _prompt_matrix(m, per_prompt, ordered) for m in methods}
+            return out, (f"per seed and prompt: a task is one of the {len(ordered)} eval prompts every run scored "
+                         "(eval/results.json), a run is a seed")
+    out = {}
+    for m in methods:
+        values = m.per_seed(source.overall)
+        seeds = sorted(values, key=seed_key)
+        out[m.label] = Scores(seeds, ["overall"], np.array([[SCALE * values[s]] for s in seeds]).reshape(len(seeds), 1))
+    why = ("wide_eval/* logs no per-prompt scores" if source.prefix == "wide_eval"
+           else "not every run logged per-video scores (eval/results.json)")
+    return out, f"per seed: one task, the final {source.overall} ({why}), a run is a seed"
+
+
+def _prompt_matrix(method: Method, per_prompt: dict[str, dict], tasks: list) -> Scores:
+    by_seed: dict[str, list[np.ndarray]] = {}
+    for run_id, seed in zip(method.runs["run_id"], method.runs["_seed"]):
+        scores = per_prompt[str(run_id)]
+        by_seed.setdefault(str(seed), []).append(np.array([scores[t] for t in tasks], dtype=float))
+    seeds = sorted(by_seed, key=seed_key)
+    matrix = np.array([np.mean(by_seed[s], axis=0) for s in seeds]) * SCALE
+    return Scores(seeds, tasks, matrix.reshape(len(seeds), len(tasks)))
+
+
+def compare(methods: list[Method], source: Source, prompt_scores: PromptScores | None = None,
+            resamples: int = 2_000) -> Comparisons:
+    """Every pair (a later method against an earlier one, so the base model is always the second) and every IQM."""
+    scores, unit = method_scores(methods, source, prompt_scores)
+    pairs = []
+    for i, a in enumerate(methods):
+        for b in methods[:i]:
+            sa, sb = scores[a.label], scores[b.label]
+            delta = paired_delta({s: SCALE * v for s, v in a.per_seed(source.overall).items()},
+                                 {s: SCALE * v for s, v in b.per_seed(source.overall).items()})
+            delta = None if np.isnan(delta.delta) else delta
+            if not len(sa.seeds) or not len(sb.seeds):
+                pairs.append(Pair(a.label, b.label, None, delta, f"no {source.overall} logged"))
+                continue
+            estimate = probability_of_improvement(sa.matrix, sb.matrix, resamples=resamples, seed=len(pairs))
+            pairs.append(Pair(a.label, b.label, estimate, delta))
+    iqms = []
+    for m in methods:
+        s = scores[m.label]
+        if len(s.seeds) < MIN_IQM_SEEDS:
+            iqms.append(MethodIqm(m.label, None, f"{len(s.seeds)} seed{'s' if len(s.seeds) != 1 else ''}: the IQM "
+                                                 f"needs {MIN_IQM_SEEDS} or more"))
+        else:
+            iqms.append(MethodIqm(m.label, iqm(s.matrix, resamples=resamples, seed=1000 + len(iqms))))
+    return Comparisons(unit, pairs, iqms)

@@ -1,0 +1,249 @@
+"""The study page as one self-contained HTML file: inline CSS, curves as inline SVG, videos and heatmaps as data
+URIs, so it opens from disk (or as an MLflow artifact) with no server and no other file."""
+
+from __future__ import annotations
+
+import html
+import math
+import time
+
+from tvrl_bench.report.stats import DeltaStat
+from tvrl_bench.report.study_page.build import PageData, VideoCell
+
+e = html.escape
+
+CSS = """
+body { font-family: system-ui, sans-serif; margin: 1.5em 2em; color: #222; max-width: 1400px; }
+h1 { margin-bottom: 0.2em; } h2 { margin-top: 1.6em; border-bottom: 1px solid #ccc; padding-bottom: 0.2em; }
+nav a { margin-right: 1em; } .meta { color: #555; font-size: 0.92em; }
+table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.92em; }
+th, td { padding: 0.25em 0.7em; text-align: right; white-space: nowrap; }
+th:first-child, td:first-child { text-align: left; }
+thead th { border-top: 2px solid #222; border-bottom: 1px solid #222; }
+tbody tr:last-child td { border-bottom: 2px solid #222; }
+tr.group-start td { border-top: 1px solid #999; }
+td.missing { color: #b00; } td.ns { color: #777; }
+.notes { font-size: 0.85em; color: #444; } .answer { font-weight: 600; margin: 0.3em 0; }
+.flags { margin: 0.8em 0; }
+.hacking-flag { background: #fdecea; border-left: 4px solid #c62828; padding: 0.4em 0.7em; margin: 0.3em 0; }
+.no-flag { background: #edf7ed; border-left: 4px solid #2e7d32; padding: 0.4em 0.7em; }
+tr.flagged td { background: #fdecea; font-weight: 600; }
+.curves { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }
+.legend span { display: inline-block; margin-right: 1.2em; font-size: 0.9em; }
+.legend i { display: inline-block; width: 14px; height: 4px; margin-right: 4px; vertical-align: middle; }
+.prompt { margin: 1em 0; } .prompt-text { font-weight: 600; }
+.videos, .maps { display: flex; flex-wrap: wrap; gap: 1em; }
+figure { margin: 0; } figcaption { font-size: 0.85em; max-width: 240px; }
+video { width: 200px; height: 200px; image-rendering: pixelated; background: #000; }
+.maps img { max-width: 460px; border: 1px solid #ddd; }
+#improvement-table td:nth-child(2) { text-align: left; }
+ul.verdicts { list-style: none; padding: 0; margin: 0.2em 0; }
+.pass { color: #2e7d32; } .fail { color: #c62828; }
+.muted { color: #777; }
+""".strip()
+
+
+def delta_text(d: DeltaStat | None) -> str:
+    if d is None or math.isnan(d.delta):
+        return "—"
+    if math.isnan(d.ci_low):
+        return f"{d.delta:+.2f} [n/a]†"
+    return f"{d.delta:+.2f} [{d.ci_low:+.2f}, {d.ci_high:+.2f}]" + ("" if d.excludes_zero else "†")
+
+
+def _delta_cell(d: DeltaStat | None) -> str:
+    cls = ' class="ns"' if d is not None and not math.isnan(d.delta) and not d.excludes_zero else ""
+    return f"<td{cls}>{e(delta_text(d))}</td>"
+
+
+def render(data: PageData, files: list[str]) -> str:
+    out = ["<!DOCTYPE html>", '<html lang="en">', '<head><meta charset="utf-8">',
+           f"<title>Study {e(data.study)}</title>", f"<style>\n{CSS}\n</style></head>", "<body>"]
+    out += _header(data)
+    out += _tables(data)
+    out += _curves(data)
+    out += _hacking(data)
+    out += _videos(data)
+    out += _credit(data)
+    out += _improvement(data)
+    out.append('<section id="files"><h2>Files</h2><p>The page\'s numbers at full precision, beside it: '
+               + ", ".join(f'<a href="{e(f)}">{e(f)}</a>' for f in files) + ".</p></section>")
+    out += ["</body>", "</html>"]
+    return "\n".join(out) + "\n"
+
+
+def _header(data: PageData) -> list[str]:
+    methods = ", ".join(f"{m.label} ({len(m.seeds)} seed{'s' if len(m.seeds) != 1 else ''})" for m in data.methods)
+    out = [f"<header><h1>Study <code>{e(data.study)}</code></h1>",
+           f'<p class="meta">{e(data.runs_note)}. Methods: {e(methods) or "none"}.</p>',
+           f'<p class="meta" id="source" data-source="{e(data.source.prefix)}">{e(data.source.note)}</p>',
+           '<nav><a href="#tables">Tables</a><a href="#curves">Curves</a><a href="#hacking">Reward hacking</a>'
+           '<a href="#videos">Videos</a><a href="#credit">Credit maps</a><a href="#improvement">Probability of '
+           'improvement</a></nav>', '<div class="flags" id="flags">']
+    if data.flags:
+        out += [f'<p class="hacking-flag">⚠ {e(line)}</p>' for line in data.flags]
+    elif any(r.gap is not None for r in data.hacking):
+        out.append('<p class="no-flag">No method\'s critic gain exceeds its evaluator gain beyond its interval.</p>')
+    else:
+        out.append('<p class="muted">Reward hacking not assessed: see the panel below for what is missing.</p>')
+    out.append("</div></header>")
+    return out
+
+
+def _tables(data: PageData) -> list[str]:
+    out = ['<section id="tables"><h2>Tables</h2>']
+    if not data.tables:
+        out.append('<p class="muted">No table was made for this study.</p>')
+    for t in data.tables:
+        fragment = t.fragment.replace("<h2>", "<h3>").replace("</h2>", "</h3>")
+        out.append(f'<div class="study-table" id="table-{e(t.name)}">')
+        out.append(f'<p class="answer">{e(t.answer)}</p>')
+        out.append(fragment)
+        out.append("</div>")
+    out.append("</section>")
+    return out
+
+
+def _legend(data: PageData) -> str:
+    return '<p class="legend">' + "".join(
+        f'<span><i style="background:{data.colours[m.label]}"></i>{e(m.label)}</span>' for m in data.methods) + "</p>"
+
+
+def _curves(data: PageData) -> list[str]:
+    out = ['<section id="curves"><h2>Curves</h2>',
+           '<p class="meta">Evaluations during training (the first eval prompts, fixed noise), per method: mean over '
+           'seeds, band ± one std; a method evaluated once (the base model) is a dashed level.</p>']
+    if data.curves:
+        out.append(_legend(data))
+        out.append('<div class="curves">' + "".join(svg for _, svg in data.curves) + "</div>")
+    out += [f'<p class="muted">{e(n)}</p>' for n in data.curve_notes]
+    out.append("</section>")
+    return out
+
+
+def _hacking(data: PageData) -> list[str]:
+    src = data.source
+    out = ['<section id="hacking"><h2>Reward hacking</h2>',
+           f'<p class="meta">Per method, the gain of the critic it was trained on ({e(src.critic)}) and of the '
+           f'independent evaluator ({e(src.overall)}) over its baseline, ×100, paired by seed with 95% t-intervals, '
+           'and their difference (critic Δ − evaluator Δ). A method is flagged when that difference\'s interval lies '
+           'above 0 (and its critic Δ is positive): the critic claims a gain the evaluator does not confirm. Both '
+           'are read on their own scales; † marks an interval that includes 0.</p>']
+    if not data.hacking:
+        out.append('<p class="muted">No trained method in this study.</p></section>')
+        return out
+    out.append('<table id="hacking-table"><thead><tr><th>Method</th><th>Critic</th><th>Baseline</th><th>Critic Δ</th>'
+               "<th>Evaluator Δ</th><th>Critic Δ − evaluator Δ</th><th>Verdict</th></tr></thead><tbody>")
+    for r in data.hacking:
+        if r.flagged:
+            verdict = "flagged: possible reward hacking"
+        elif r.missing:
+            verdict = r.missing
+        else:
+            verdict = "not flagged"
+        cls = ' class="flagged"' if r.flagged else ""
+        out.append(f'<tr{cls} data-method="{e(r.method)}"><td>{e(r.method)}</td><td>{e(r.critic_name or "—")}</td>'
+                   f'<td>{e(r.baseline or "—")}</td>{_delta_cell(r.critic)}{_delta_cell(r.evaluator)}'
+                   f'{_delta_cell(r.gap)}<td class="verdict">{e(verdict)}</td></tr>')
+    out.append("</tbody></table></section>")
+    return out
+
+
+def _verdicts(cell: VideoCell) -> str:
+    record = cell.record
+    if record is None:
+        return f'<p class="muted">{e(cell.missing or "no evaluator record")}</p>'
+    parts = []
+    score = record.get("score")
+    if isinstance(score, (int, float)):
+        parts.append(f"<p>score {100 * score:.1f}</p>")
+    checks = record.get("checks")
+    if isinstance(checks, list) and checks:
+        items = []
+        for c in checks:
+            if not isinstance(c, dict):
+                continue
+            passed = c.get("passed")
+            mark = '<span class="pass">✓</span>' if passed else '<span class="fail">✗</span>'
+            items.append(f"<li>{mark} {e(str(c.get('check', '')))}</li>")
+        parts.append('<ul class="verdicts">' + "".join(items) + "</ul>")
+    elif not parts:
+        parts.append('<p class="muted">no per-check verdicts in the record</p>')
+    return "".join(parts)
+
+
+def _videos(data: PageData) -> list[str]:
+    out = ['<section id="videos"><h2>Videos side by side</h2>']
+    if data.video_seed is not None:
+        out.append(f'<p class="meta">The final sample of each method for the first eval prompts, seed '
+                   f'{e(data.video_seed)} (the same prompt and the same noise for every method), with the evaluator\'s '
+                   "verdict per check under each.</p>")
+    for row in data.videos:
+        out.append(f'<div class="prompt" data-index="{row.index}"><p class="prompt-text">{e(row.prompt)}</p>'
+                   '<div class="videos">')
+        for cell in row.cells:
+            out.append(f'<figure class="sample" data-method="{e(cell.method)}">')
+            if cell.video:
+                out.append(f'<video src="data:video/mp4;base64,{cell.video}" autoplay loop muted playsinline '
+                           f'title="{e(cell.method)}"></video>')
+            else:
+                out.append(f'<p class="muted">{e(cell.missing or "no video")}</p>')
+            out.append(f"<figcaption><b>{e(cell.method)}</b>{_verdicts(cell)}</figcaption></figure>")
+        out.append("</div></div>")
+    out += [f'<p class="muted">{e(n)}</p>' for n in data.video_notes]
+    out.append("</section>")
+    return out
+
+
+def _credit(data: PageData) -> list[str]:
+    out = ['<section id="credit"><h2>Credit maps</h2>',
+           '<p class="meta">Each method\'s first logged credit heatmap (training step 1: the first rollout of the '
+           'first step, before any update, so with one seed, sampler and policy every router maps the same video): '
+           'the frames on top, the credit its router gave each token below.</p>', '<div class="maps">']
+    for h in data.heatmaps:
+        router = f", router {h.credit}" if h.credit else ""
+        out.append(f'<figure class="credit-map" data-method="{e(h.method)}"><img alt="credit map of {e(h.method)}" '
+                   f'src="data:image/png;base64,{h.png}"><figcaption><b>{e(h.method)}</b>{e(router)}, step {h.step}, '
+                   f'seed {e(data.video_seed or "")}</figcaption></figure>')
+    out.append("</div>")
+    out += [f'<p class="muted">{e(n)}</p>' for n in data.heatmap_notes]
+    out.append("</section>")
+    return out
+
+
+def _improvement(data: PageData) -> list[str]:
+    c = data.comparisons
+    out = ['<section id="improvement"><h2>Probability of improvement</h2>']
+    if c is None or not c.pairs:
+        out.append('<p class="muted">Fewer than two methods: nothing to compare.</p></section>')
+        return out
+    out.append(f'<p class="meta">P(A &gt; B): the probability that A scores higher than B ({e(data.source.overall)}, '
+               f'ties half), {e(c.unit)}; 95% stratified bootstrap interval (runs resampled within each task, '
+               '2,000 replicates; rliable\'s definition). Beside it the paired Δ A − B of the final score over the '
+               'seeds both have, as the tables compute it. † marks an interval that includes 0.5 (or 0).</p>')
+    out.append('<table id="improvement-table"><thead><tr><th>A</th><th>B</th><th>P(A &gt; B)</th><th>Δ A − B (paired)</th>'
+               "<th>seeds A, B</th><th>tasks</th></tr></thead><tbody>")
+    for p in c.pairs:
+        est = p.improvement
+        if est is None:
+            text, cls, runs, tasks = "—", "", "", ""
+        else:
+            mark = "" if est.excludes_value(0.5) else "†"
+            text = f"{est.value:.3f} [{est.low:.3f}, {est.high:.3f}]{mark}"
+            cls = "" if est.excludes_value(0.5) else ' class="ns"'
+            runs, tasks = ", ".join(str(r) for r in est.runs), str(est.tasks)
+        out.append(f"<tr><td>{e(p.a)}</td><td>{e(p.b)}</td><td{cls}>{e(text)}</td>{_delta_cell(p.delta)}"
+                   f"<td>{runs}</td><td>{tasks}</td></tr>")
+    out.append("</tbody></table>")
+    out.append('<h3>Interquartile mean</h3><table id="iqm-table"><thead><tr><th>Method</th><th>IQM (×100)</th>'
+               "<th>seeds</th><th>tasks</th></tr></thead><tbody>")
+    for q in c.iqms:
+        if q.estimate is None:
+            out.append(f'<tr><td>{e(q.method)}</td><td class="muted">{e(q.missing or "")}</td><td></td><td></td></tr>')
+        else:
+            est = q.estimate
+            out.append(f"<tr><td>{e(q.method)}</td><td>{est.value:.2f} [{est.low:.2f}, {est.high:.2f}]</td>"
+                       f"<td>{est.runs[0]}</td><td>{est.tasks}</td></tr>")
+    out.append("</tbody></table>")
+    out.append(f'<p class="notes">Written by tvrl-report at {e(time.strftime("%Y-%m-%d %H:%M:%S %Z"))}.</p></section>')
+    return out
