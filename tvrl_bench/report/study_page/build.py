@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from tvrl_bench.report.runs import StudyRuns
@@ -194,6 +193,3 @@ def _heatmaps(data: PageData, reader: ArtifactReader) -> None:
             continue
         data.heatmaps.append(HeatmapCell(m.label, m.param("credit"), heatmap.step, _b64(heatmap.png)))
 
-
-def nan_to_none(value: float) -> float | None:
-    return None if value is None or (isinstance(value, float) and not np.isfinite(value)) else value

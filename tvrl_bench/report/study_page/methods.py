@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-import numpy as np
 import pandas as pd
 
 AXES = ("policy", "sampler", "reward", "credit", "objective", "evaluator", "dataset", "method")
@@ -165,6 +164,3 @@ def common_seed(methods: list[Method]) -> str | None:
         shared &= set(m.seeds)
     return min(shared, key=seed_key) if shared else None
 
-
-def finite(values: dict[str, float]) -> dict[str, float]:
-    return {k: v for k, v in values.items() if v is not None and np.isfinite(v)}
