@@ -42,15 +42,15 @@ def accumulate_anchor_gradient(
         return 0.0
     total = 0.0
     for c in chunks(len(rows), micro_batch):
-        idx = rows[c]
+        idx = rows[c]  # [M]
         step = steps[int(torch.randint(len(steps), (1,), generator=generator))]
-        x = rollout.latents[idx, step]
-        sigma = rollout.sigmas[step].expand(len(idx))
+        x = rollout.latents[idx, step]  # [M, C, T, H, W], the state before that step
+        sigma = rollout.sigmas[step].expand(len(idx))  # [M]
         cond_c = index_cond(cond, idx)
         with torch.no_grad(), policy.reference():  # before the policy's forward: the reference swaps weights in place
-            v_ref = policy.velocity(x, sigma, cond_c)
-        v = policy.velocity(x, sigma, cond_c)
-        loss = weight * (v - v_ref).square().mean()
+            v_ref = policy.velocity(x, sigma, cond_c)  # [M, C, T, H, W]
+        v = policy.velocity(x, sigma, cond_c)  # [M, C, T, H, W]
+        loss = weight * (v - v_ref).square().mean()  # scalar
         fraction = (c.stop - c.start) / len(rows)
         (loss * fraction).backward()
         total += float(loss.detach()) * fraction

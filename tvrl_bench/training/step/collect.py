@@ -68,30 +68,35 @@ def collect_batch(s: TrialSettings, policy: Policy, processes: Processes, items:
     device = processes.device
     prompts = [it.prompt for it in items for _ in range(s.group_size)]
     checks = [list(it.checks) for it in items for _ in range(s.group_size)]
-    groups = group_ids.repeat_interleave(s.group_size)
+    groups = group_ids.repeat_interleave(s.group_size)  # [B]
     updates = step * s.minibatches  # every step before this one made `minibatches` optimizer updates (Trainer.step)
     cond = policy.encode(prompts)
     rollout = sample_rollouts(policy, s.sampler, s.schedule, cond, len(prompts),
                               generator(s.seed, "rollout", step, processes.rank), micro_batch, s.group_size,
                               keep_graph, keep_means=s.objective.needs_old_means, updates=updates)
     with torch.no_grad():
+        # [B, F, 3, H, W]
         video = torch.cat([policy.decode(rollout.final[c]) for c in chunks(len(prompts), micro_batch)])
     scored = score_videos(s.reward, video, prompts, checks, need_grads=s.credit.needs_grads, space=s.credit.grad_space)
-    all_rewards = processes.gather(scored.rewards().to(torch.float32).to(device))
+    all_rewards = processes.gather(scored.rewards().to(torch.float32).to(device))  # [B_all]
     if not torch.isfinite(all_rewards).all():
         raise TrialFailed(f"step {step}: the critic returned a non-finite reward ({all_rewards.tolist()})")
-    all_groups = processes.gather(groups.to(device)).cpu()
+    all_groups = processes.gather(groups.to(device)).cpu()  # [B_all]
+    # {critic: R_j[B_all]}
     by_critic = {name: processes.gather(r.to(torch.float32).to(device)).cpu() for name, r in scored.by_critic.items()}
+    # [B_all]
     all_advantages = s.reward.group_advantages(all_rewards.cpu(), by_critic, all_groups, s.advantage_std,
                                                s.advantage_eps, s.advantage_clip)
 
     def every_check() -> tuple[torch.Tensor, torch.Tensor]:
+        # scores [B_all, K], mask [B_all, K]
         return (processes.gather(scored.scores.to(torch.float32).to(device)).cpu(),
                 processes.gather(scored.mask.to(device)).cpu())
 
+    # [B_all], or [B_all, K] per check
     all_advantages = s.objective.advantages(
         StepRewards(all_advantages, all_groups, generator(s.seed, "advantages", step), every_check))
-    mine = slice(processes.rank * len(prompts), (processes.rank + 1) * len(prompts))
+    mine = slice(processes.rank * len(prompts), (processes.rank + 1) * len(prompts))  # this process's B of B_all
     weights = route(s.credit, scored.grads, video, policy.token_grid, scored.mask, s.objective.credit_layout, device)
     return StepBatch(prompts, checks, cond, rollout, video, scored, all_rewards, all_groups,
                      all_advantages, all_advantages[mine].to(device), weights, step, by_critic, updates)

@@ -23,13 +23,13 @@ def group_spread(rewards: torch.Tensor, group_ids: torch.Tensor, tolerance: floa
     stds = []
     for g in torch.unique(group_ids):
         stds.append(rewards[group_ids == g].to(torch.float64).std(unbiased=False))
-    std = torch.stack(stds)
+    std = torch.stack(stds)  # [G]: one reward std per group
     return {"train/group_reward_std": float(std.mean()), "train/zero_std_groups": float((std <= tolerance).double().mean())}
 
 
 def floor_fraction(scores: torch.Tensor, mask: torch.Tensor, floor: float, tolerance: float = 1e-3) -> float:
     """The fraction of the masked scores[B, K] within `tolerance` of the critic's floor score."""
-    at_floor = (scores <= floor + tolerance) & mask
+    at_floor = (scores <= floor + tolerance) & mask  # [B, K]
     return float(at_floor.sum()) / max(int(mask.sum()), 1)
 
 

@@ -43,31 +43,31 @@ def accumulate_matching_gradient(
     groups[B], advantages[B] and weights (B rollouts) as the step collected them (this process's rollouts).
     A minibatch with no training unit (DPO: no group with differing rewards) contributes no gradient.
     """
-    units = objective.units(rows, advantages[rows].cpu(), groups[rows].cpu())
+    units = objective.units(rows, advantages[rows].cpu(), groups[rows].cpu())  # [U, size] rollout indices
     n_units, size = units.shape
-    levels = objective.levels(rollout.sigmas.cpu())
-    x0_all = rollout.final
+    levels = objective.levels(rollout.sigmas.cpu())  # [L] noise levels to draw from
+    x0_all = rollout.final  # [B, C, T, H, W]
     to_tokens = partial(latent_to_tokens, grid=policy.token_grid)
     totals: dict[str, float] = defaultdict(float)
     if n_units == 0:
         return {"loss": 0.0, "matching_units": 0.0}
     per_chunk = max(1, micro_batch // size)
-    draw_of_unit = objective.draws(groups[units[:, 0]].cpu())
+    draw_of_unit = objective.draws(groups[units[:, 0]].cpu())  # [U]: the noise draw each unit takes
     n_draws = int(draw_of_unit.max()) + 1
     for _ in range(objective.timesteps):
-        sigma_units = levels[torch.randint(len(levels), (n_draws,), generator=generator)][draw_of_unit]
-        noise_units = torch.randn(n_draws, *x0_all.shape[1:], generator=generator)[draw_of_unit]
+        sigma_units = levels[torch.randint(len(levels), (n_draws,), generator=generator)][draw_of_unit]  # [U]
+        noise_units = torch.randn(n_draws, *x0_all.shape[1:], generator=generator)[draw_of_unit]  # [U, C, T, H, W]
         for c in chunks(n_units, per_chunk):
-            idx = units[c].reshape(-1).to(x0_all.device)
-            sigma = sigma_units[c].repeat_interleave(size).to(x0_all)
-            noise = noise_units[c].repeat_interleave(size, dim=0).to(x0_all)
-            x0 = x0_all[idx]
-            s = sigma.reshape(-1, *[1] * (x0.dim() - 1))
-            x = (1 - s) * x0 + s * noise
+            idx = units[c].reshape(-1).to(x0_all.device)  # [M] = chunk units x size
+            sigma = sigma_units[c].repeat_interleave(size).to(x0_all)  # [M]
+            noise = noise_units[c].repeat_interleave(size, dim=0).to(x0_all)  # [M, C, T, H, W]
+            x0 = x0_all[idx]  # [M, C, T, H, W]
+            s = sigma.reshape(-1, *[1] * (x0.dim() - 1))  # [M, 1, 1, 1, 1]
+            x = (1 - s) * x0 + s * noise  # [M, C, T, H, W], noised at sigma
             chunk_cond = index_cond(cond, idx)
             v_old = _frozen_velocity(policy, objective.old, x, sigma, chunk_cond)
             v_ref = _frozen_velocity(policy, objective.reference, x, sigma, chunk_cond)
-            v = policy.velocity(x, sigma, chunk_cond)
+            v = policy.velocity(x, sigma, chunk_cond)  # [M, C, T, H, W]
             terms = MatchingTerms(v, v.detach() if v_old is None else v_old, v_ref, noise - x0, sigma, to_tokens)
             loss, stats = objective.matching_loss(terms, advantages[idx], weights[idx])
             share = (c.stop - c.start) / (n_units * objective.timesteps)

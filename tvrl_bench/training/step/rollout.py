@@ -94,8 +94,9 @@ def sample_rollouts(
         raise ValueError("keeping the rollout's graph needs every rollout to train the same steps: "
                          "training.schedule.shuffle must be False")
     device = policy_device(policy)
-    sigmas = schedule.sigmas().to(device)
+    sigmas = schedule.sigmas().to(device)  # [S + 1]
     stochastic = set(schedule.stochastic_steps(updates))
+    # x_1 [B, C, T, H, W]
     x = initial_noise(batch, tuple(policy.latent_shape()), group_size if schedule.shared_start else 1, generator).to(device)
     block = check_block(schedule.noise_block, tuple(x.shape))
     keep = set(schedule.trained_steps(1, updates=updates)[0].tolist()) if keep_graph else set()  # unshuffled: the same for all
@@ -106,15 +107,16 @@ def sample_rollouts(
     for step in range(schedule.num_steps):
         s, s_next = sigmas[step], sigmas[step + 1]
         with torch.set_grad_enabled(step in keep):
+            # [B, C, T, H, W]
             v = torch.cat([policy.velocity(x[c], s.expand(c.stop - c.start), index_cond(cond, c)) for c in chunks(batch, micro_batch)])
             if step in stochastic:
-                noise = block_noise(tuple(x.shape), block, generator).to(device)
-                x_next, mean, var = sampler.step(x, v, s, s_next, noise=noise)
+                noise = block_noise(tuple(x.shape), block, generator).to(device)  # [B, C, T, H, W]
+                x_next, mean, var = sampler.step(x, v, s, s_next, noise=noise)  # [B, C, T, H, W]; var broadcastable
                 x_next = x_next.detach()  # the sample is data for the later steps; only its log-prob keeps the graph
-                logp = latent_to_tokens(block_log_prob(sampler, x_next, mean, var, block), policy.token_grid)
+                logp = latent_to_tokens(block_log_prob(sampler, x_next, mean, var, block), policy.token_grid)  # [B, N]
             else:
-                x_next = mean = sampler.ode_step(x, v, s, s_next)
-                logp = torch.zeros(batch, _num_tokens(x, policy), device=device)
+                x_next = mean = sampler.ode_step(x, v, s, s_next)  # [B, C, T, H, W]
+                logp = torch.zeros(batch, _num_tokens(x, policy), device=device)  # [B, N]
             if keep_means:
                 means.append(mean.detach())
         if step in keep:
@@ -124,13 +126,13 @@ def sample_rollouts(
         log_probs.append(logp)
         x = x_next
     return Rollout(
-        latents=torch.stack(states, dim=1),
-        log_probs=torch.stack(log_probs, dim=1),
+        latents=torch.stack(states, dim=1),  # [B, S + 1, C, T, H, W]
+        log_probs=torch.stack(log_probs, dim=1),  # [B, S, N]
         sigmas=sigmas,
-        trained=schedule.trained_steps(batch, generator, updates).to(device),
+        trained=schedule.trained_steps(batch, generator, updates).to(device),  # [B, S_train]
         noise_block=block,
         graphs=graphs,
-        means=torch.stack(means, dim=1) if keep_means else None,
+        means=torch.stack(means, dim=1) if keep_means else None,  # [B, S, C, T, H, W]
     )
 
 
@@ -157,7 +159,7 @@ def generate(policy: Policy, sampler: Sampler, schedule: Schedule, prompts: list
     [0, 1], one per prompt."""
     device = policy_device(policy)
     cond = policy.encode(prompts)
-    x = torch.randn(len(prompts), *policy.latent_shape(), generator=generator).to(device)
+    x = torch.randn(len(prompts), *policy.latent_shape(), generator=generator).to(device)  # [B, C, T, H, W]
     x = ode_sample(policy, sampler, schedule, x, cond, micro_batch)
     return torch.cat([policy.decode(x[c]) for c in chunks(len(prompts), micro_batch)])
 
@@ -169,6 +171,7 @@ def ode_sample(policy: Policy, sampler: Sampler, schedule: Schedule, x: torch.Te
     sigmas = schedule.sigmas().to(x.device)
     for step in range(schedule.num_steps):
         s, s_next = sigmas[step], sigmas[step + 1]
+        # [B, C, T, H, W]
         v = torch.cat([policy.velocity(x[c], s.expand(c.stop - c.start), index_cond(cond, c)) for c in chunks(len(x), micro_batch)])
         x = sampler.ode_step(x, v, s, s_next)
     return x

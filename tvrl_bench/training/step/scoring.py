@@ -74,26 +74,27 @@ def score_videos(
         credit = scored[reward.credit_from]
         return Scores(reward.combine({name: s.scores for name, s in scored.items()}), credit.mask, credit.grads,
                       {name: s.rewards() for name, s in scored.items()})
-    mask = reward.score_mask(checks)
+    mask = reward.score_mask(checks)  # [B, K]
     if reward.scores_jointly or (need_grads and space == "critic"):
         with torch.set_grad_enabled(bool(need_grads)):
             scores, maps = reward.score_with_maps(video.detach(), prompts, checks, space if need_grads else None)
         if maps is not None and space == "pixels":
             maps = _fill(maps, reward, video.shape[1])
         return Scores(scores.detach(), mask, None if maps is None else maps.detach())
+    # index[P]: each (video, check) pair's video; flat[P]: its position in the [B * K] grid
     index, pair_prompts, pair_questions, flat = reward.pairs(video, prompts, checks)
     b, k = mask.shape
     video = video.detach()
     if not need_grads:
         with torch.no_grad():
-            pair_scores = reward.score_pairs(video[index], pair_prompts, pair_questions)
+            pair_scores = reward.score_pairs(video[index], pair_prompts, pair_questions)  # [P]
         return Scores(_scatter(pair_scores, flat, b, k), mask, None)
-    copies = video[index].clone().requires_grad_(True)
+    copies = video[index].clone().requires_grad_(True)  # [P, F, 3, H, W]
     with torch.enable_grad():
-        pair_scores = reward.score_pairs(copies, pair_prompts, pair_questions)
+        pair_scores = reward.score_pairs(copies, pair_prompts, pair_questions)  # [P]
         (grad,) = torch.autograd.grad(pair_scores.sum(), copies)
     magnitude = grad.abs().sum(dim=2)  # [P, F, H, W]
-    grads = magnitude.new_zeros(b * k, *magnitude.shape[1:])
+    grads = magnitude.new_zeros(b * k, *magnitude.shape[1:])  # [B * K, F, H, W], 0 for masked checks
     grads[flat.to(grads.device)] = magnitude
     grads = _fill(grads, reward, video.shape[1])
     return Scores(_scatter(pair_scores.detach(), flat, b, k), mask, grads.reshape(b, k, *magnitude.shape[1:]))
@@ -104,8 +105,8 @@ def score_videos_looped(reward: Reward, video: torch.Tensor, prompts: list[str],
     index, pair_prompts, pair_questions, flat = reward.pairs(video, prompts, checks)
     mask = reward.score_mask(checks)
     b, k = mask.shape
-    scores = torch.zeros(b * k)
-    grads = torch.zeros(b * k, video.shape[1], video.shape[3], video.shape[4])
+    scores = torch.zeros(b * k)  # [B * K]
+    grads = torch.zeros(b * k, video.shape[1], video.shape[3], video.shape[4])  # [B * K, F, H, W]
     for j in range(k):
         chosen = [p for p in range(len(index)) if int(flat[p]) % k == j]
         copies = video.detach()[index[chosen]].clone().requires_grad_(True)

@@ -60,27 +60,29 @@ def accumulate_policy_gradient(
     n_rows, n_trained = len(rows), rollout.trained.shape[1]
     reference = objective.reference
     for j in range(n_trained):
-        logp_old = rollout.transition(j)[4]
+        logp_old = rollout.transition(j)[4]  # [B, N]
         # a KL term needs the reference's forward before the policy's, so it cannot use the rollout's kept graph
-        kept = kept_log_probs(rollout, j, n_rows) if reference is None else None
+        kept = kept_log_probs(rollout, j, n_rows) if reference is None else None  # [B, N] with graph, or None
         pending = None  # with a kept graph the chunks share it: one backward for the transition
         for c in chunks(n_rows, micro_batch):
-            idx = rows[c]
+            idx = rows[c]  # [M] rollouts of this chunk
             check = check_ratio_tolerance if j == 0 and c.start == 0 else None
             guard = None
             if kept is None:
+                # logp_new [M, N], kl [M, 1] or None
                 logp_new, kl, guard = _recomputed(policy, sampler, reference, rollout, cond, j, idx, check,
                                                   objective.needs_old_means)
             else:
-                logp_new, kl = kept[idx], None
+                logp_new, kl = kept[idx], None  # [M, N]
                 if check is not None:  # a separate forward, so the check still compares two computations
                     with torch.no_grad():
                         _recomputed(policy, sampler, reference, rollout, cond, j, idx, check)
-            chunk_advantages = advantages[idx]
+            chunk_advantages = advantages[idx]  # [M] (or [M, K] per check)
             if balance is not None:
-                factor = balance.to(chunk_advantages.device)[rollout.trained[idx, j]]
+                factor = balance.to(chunk_advantages.device)[rollout.trained[idx, j]]  # [M]
                 chunk_advantages = chunk_advantages * factor.reshape(-1, *[1] * (chunk_advantages.dim() - 1))
             extra = {} if guard is None else {"guard": guard}
+            # one transition: logp [M, 1, N]; loss is a scalar
             loss, stats = objective.loss(logp_new[:, None], logp_old[idx][:, None], chunk_advantages, weights[idx], kl,
                                          **extra)
             share = (c.stop - c.start) / (n_rows * n_trained)
@@ -101,7 +103,7 @@ def kept_log_probs(rollout: Rollout, j: int, n_rows: int) -> torch.Tensor | None
     and they all train the same step; None when the transition must be recomputed."""
     if not rollout.graphs or n_rows != rollout.latents.shape[0]:
         return None
-    steps = rollout.trained[:, j]
+    steps = rollout.trained[:, j]  # [B]
     step = int(steps[0])
     if step not in rollout.graphs or not bool((steps == step).all()):
         return None
@@ -114,19 +116,22 @@ def _recomputed(policy: Policy, sampler: Sampler, reference: Reference | None, r
     """Trained transition j's per-token log-probs [M, N] for rollouts idx[M], recomputed with gradients, the
     KL term [M, 1] to the objective's reference (None without one) and, when `guarded`, the transition's mean shift
     against the rollout's kept sampling-time mean (GuardTerms [M, 1, N]; None otherwise)."""
+    # x, x_next [B, C, T, H, W], sigmas [B], logp_old [B, N]
     x, x_next, sigma, sigma_next, logp_old = rollout.transition(j)
     mean_ref = None
     if reference is not None:  # before the policy's forward: a reference that swaps weights in place must not
         # touch tensors the policy's graph has saved
         with torch.no_grad(), reference.context(policy):
-            v_ref = policy.velocity(x[idx], sigma[idx], index_cond(cond, idx))
-            mean_ref, _ = sampler.transition(x[idx], v_ref, sigma[idx], sigma_next[idx])
-    v = policy.velocity(x[idx], sigma[idx], index_cond(cond, idx))
-    mean, var = sampler.transition(x[idx], v, sigma[idx], sigma_next[idx])
+            v_ref = policy.velocity(x[idx], sigma[idx], index_cond(cond, idx))  # [M, C, T, H, W]
+            mean_ref, _ = sampler.transition(x[idx], v_ref, sigma[idx], sigma_next[idx])  # [M, C, T, H, W]
+    v = policy.velocity(x[idx], sigma[idx], index_cond(cond, idx))  # [M, C, T, H, W]
+    mean, var = sampler.transition(x[idx], v, sigma[idx], sigma_next[idx])  # mean [M, C, T, H, W], var broadcastable
+    # [M, N]
     logp_new = latent_to_tokens(block_log_prob(sampler, x_next[idx], mean, var, rollout.noise_block), policy.token_grid)
     if check_ratio_tolerance is not None:
         check_ratio(logp_new.detach(), logp_old[idx], check_ratio_tolerance)
     block = rollout.noise_block
+    # [M, 1]
     kl = None if mean_ref is None else gaussian_mean_kl(block_mean(mean, block), block_mean(mean_ref, block), var)[:, None]
     return logp_new, kl, guard_terms(rollout, j, idx, mean, var, policy) if guarded else None
 
@@ -138,9 +143,10 @@ def guard_terms(rollout: Rollout, j: int, idx: torch.Tensor, mean: torch.Tensor,
     if rollout.means is None:
         raise ValueError("the objective needs the sampling-time transition means, but the rollout kept none")
     block = rollout.noise_block
-    old = rollout.means[idx, rollout.trained[idx, j]]
+    old = rollout.means[idx, rollout.trained[idx, j]]  # [M, C, T, H, W]
+    # [M, C, T, H, W]
     shift = expand_blocks((block_mean(mean.float(), block) - block_mean(old.float(), block)) ** 2, block)
-    std = torch.sqrt(var.float()).expand_as(shift)
+    std = torch.sqrt(var.float()).expand_as(shift)  # [M, C, T, H, W]
     return GuardTerms(latent_to_tokens(shift, policy.token_grid)[:, None],
                       latent_to_tokens(std, policy.token_grid)[:, None])
 
