@@ -121,6 +121,7 @@ _REGISTRY: dict[str, Component] = {}
 
 
 def _source_of(target: Callable[..., Any]) -> str:
+    target = inspect.unwrap(target)  # a function whose checks wrap it (config/rules.py `checked`) is defined below
     try:
         path = inspect.getsourcefile(target) or "<unknown>"
         line = inspect.getsourcelines(target)[1]

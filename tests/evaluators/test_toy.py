@@ -133,7 +133,7 @@ def test_errors_name_the_problem(eval_set):
         evaluator.evaluate(videos[:2], prompts[:1], checks[:1])
     with pytest.raises(ValueError, match="video 0 .*not a toy-world check"):
         evaluator.evaluate(videos[:1], prompts[:1], [("Is it pretty?",)])
-    with pytest.raises(ValueError, match="tolerance > 0"):
+    with pytest.raises(ValueError, match="tolerance = 0 must be a number > 0"):
         ToyEvaluator(tolerance=0)
 
 

@@ -97,7 +97,7 @@ BUILD_CASES = {
     "minibatches not dividing": (["training.trial.minibatches = 3"],
                                  ["mine.gin:{last}:", "training.trial.minibatches = 3 must divide the 4 rollouts"]),
     "one denoising step": (["training.schedule.num_steps = 1"],
-                           ["mine.gin:{last}:", "training.schedule.num_steps = 1 must be >= 2",
+                           ["mine.gin:{last}:", "training.schedule.num_steps = 1 must be an integer >= 2",
                             "e.g. training.schedule.num_steps = 10"]),
     "unknown words": (["DATASET = @datasets.file()", "datasets.file.path = '{tmp}/prompts.csv'",
                        "datasets.file.eval_fraction = 0.5"],

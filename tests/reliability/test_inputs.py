@@ -35,6 +35,13 @@ def train_case(tmp_path: Path, *args: str) -> tuple:
     ("samplers.sage.eta = 'high'", ["samplers.sage.eta = 'high'", "must be a number"]),
     ("training.trial.eval_prompts = 0", ["training.trial.eval_prompts = 0", "must be an integer >= 1",
                                         "e.g. training.trial.eval_prompts = 32"]),
+    # a newer component's value (its CHECKS): refused as the user's mistake, not built and called a bug
+    ("OBJECTIVE = @objectives.nft()\nobjectives.nft.timestep_range = (0.9, 0.1)",
+     ["--gin_bindings", "objectives.nft.timestep_range = (0.9, 0.1) must be a pair (start, end) with 0 <= start < end",
+      "e.g. objectives.nft.timestep_range = (0.0, 0.9)"]),
+    ("OBJECTIVE = @objectives.best_of_n()\ntraining.trial.group_size = 4\nobjectives.best_of_n.top_k = 4",
+     ["--gin_bindings", "objectives.best_of_n.top_k = 4 keeps every rollout of a group of training.trial.group_size = 4",
+      "e.g. objectives.best_of_n.top_k = 1"]),
 ])
 def test_a_wrong_value_is_one_line_before_anything_is_built(tmp_path, binding, needles):
     result, before = train_case(tmp_path, "--gin_bindings", binding)

@@ -100,7 +100,7 @@ def test_a_non_differentiable_credit_critic_is_refused(batch):
 @pytest.mark.parametrize("kwargs,message", [
     (dict(critics={}), "empty"),
     (dict(critics={"a.b": ToyVerdicts()}), "no '.'"),
-    (dict(critics={"a": ToyVerdicts()}, weights={"b": 1.0}), "name every critic"),
+    (dict(critics={"a": ToyVerdicts()}, weights={"b": 1.0}), "give every critic"),
     (dict(critics={"a": ToyVerdicts()}, weights={"a": 0.0}), "non-zero"),
     (dict(critics={"a": ToyVerdicts()}, aggregate="mean"), "aggregate"),
     (dict(critics={"a": ToyVerdicts(), "b": ToyVerdicts()}), "credit_from"),

@@ -273,7 +273,7 @@ def test_the_template_measure_stays_available_and_bad_choices_are_clear_errors()
         scores = ToyOracle(shape_measure="template").score(videos, [prompt_of(s) for s in scenes], checks)
     mask = ToyOracle().score_mask(checks)
     assert float(scores[mask].min()) > -0.1  # ground truth answers every one of its checks yes
-    with pytest.raises(ValueError, match="shape_measure must be 'fill', 'template' or 'component'"):
+    with pytest.raises(ValueError, match="shape_measure = 'outline' must be one of 'fill', 'template', 'component'"):
         ToyOracle(shape_measure="outline")
-    with pytest.raises(ValueError, match="score must be 'log_prob' or 'prob'"):
+    with pytest.raises(ValueError, match="score = 'logit' must be one of 'log_prob', 'prob'"):
         ToyOracle(score="logit")

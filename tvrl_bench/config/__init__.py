@@ -4,16 +4,22 @@
     loading.py     `load_config`, `check_unused`, gin errors rewritten as FILE:LINE messages, captured configs
     statements.py  binding statements read without resolving names; `locate` a binding's file and line
     values.py      bound literals checked against component signatures; `check_safe_name`
+    rules.py       how a component declares its valid values (`CHECKS = Checks(...)`): rules and relations
+    rule_kinds.py  `Rule` and its builders (`number`, `integer`, `one_of`, ...)
+    component_checks.py  the declared checks run on the parsed config, each problem at its FILE:LINE
     renamed.py     parameters that moved: an old binding's error names the new one
 """
 
+from tvrl_bench.config.component_checks import check_components
 from tvrl_bench.config.errors import ConfigError
 from tvrl_bench.config.loading import captured_configs, check_unused, load_config
 from tvrl_bench.config.paths import PATH_ENV, PROJECT_ROOT, resolve, search_paths
 from tvrl_bench.config.statements import Binding, LoadedConfig, binding_locations, locate
+from tvrl_bench.config.rules import Checks, Relation, Rule, RuleError, declared_checks
 from tvrl_bench.config.values import check_safe_name, check_value_types
 
 __all__ = [
-    "PATH_ENV", "PROJECT_ROOT", "Binding", "ConfigError", "LoadedConfig", "binding_locations", "captured_configs",
-    "check_safe_name", "check_unused", "check_value_types", "load_config", "locate", "resolve", "search_paths",
+    "PATH_ENV", "PROJECT_ROOT", "Binding", "Checks", "ConfigError", "LoadedConfig", "Relation", "Rule", "RuleError",
+    "binding_locations", "captured_configs", "check_components", "check_safe_name", "check_unused",
+    "check_value_types", "declared_checks", "load_config", "locate", "resolve", "search_paths",
 ]

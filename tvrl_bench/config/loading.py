@@ -17,6 +17,7 @@ import importlib.util  # noqa: F401  (gin 0.5 needs it imported before an includ
 import gin
 
 from tvrl_bench import registry
+from tvrl_bench.config.component_checks import check_components
 from tvrl_bench.config.errors import ConfigError
 from tvrl_bench.config.operative import called_configurables
 from tvrl_bench.config.paths import PATH_ENV, install_search_paths, read_config_text, resolve, search_paths
@@ -61,6 +62,7 @@ def load_config(
             loaded.parsed_files += _flatten_includes(nested)
     check_value_types(loaded)
     check_macros(loaded)
+    check_components(loaded)  # every component's declared checks (config/rules.py), before anything is built
     return loaded
 
 

@@ -120,17 +120,23 @@ def check_value_types(loaded: LoadedConfig | None = None) -> None:
         raise ConfigError("\n".join(problems))
 
 
-def _macro_references(value: object):
-    """Every `%MACRO` reference inside a bound value (lists, tuples and dicts are searched)."""
+def references(value: object):
+    """Every gin reference (`@component()` or `%MACRO`) inside a bound value (lists, tuples and dicts searched)."""
     if isinstance(value, gin.config.ConfigurableReference):
-        if value.selector in ("gin.macro", "macro"):
-            yield value.scoped_selector.rsplit("/", 1)[0]
+        yield value
     elif isinstance(value, (list, tuple)):
         for item in value:
-            yield from _macro_references(item)
+            yield from references(item)
     elif isinstance(value, dict):
         for item in value.values():
-            yield from _macro_references(item)
+            yield from references(item)
+
+
+def _macro_references(value: object):
+    """The name of every `%MACRO` reference inside a bound value."""
+    for reference in references(value):
+        if reference.selector in ("gin.macro", "macro"):
+            yield reference.scoped_selector.rsplit("/", 1)[0]
 
 
 def check_macros(loaded: LoadedConfig | None = None) -> None:

@@ -16,6 +16,7 @@ from abc import ABC, abstractmethod
 
 import torch
 
+from tvrl_bench.config.rules import Checks, one_of
 from tvrl_bench.tokens import TokenGrid, pixels_to_tokens
 
 COMBINE_MODES = ("mean", "max", "pooled")
@@ -86,9 +87,9 @@ class GradientRouter(CreditRouter):
 
     needs_grads = True
 
+    CHECKS = Checks(combine=one_of(*COMBINE_MODES, note="how a rollout's checks' maps become one"))
+
     def __init__(self, combine: str = "mean"):
-        if combine not in COMBINE_MODES:
-            raise ValueError(f"credit combine must be one of {COMBINE_MODES}, got '{combine}'")
         self.combine = combine
 
     def shape_maps(self, maps: torch.Tensor) -> torch.Tensor:

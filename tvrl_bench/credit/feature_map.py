@@ -6,6 +6,7 @@ from typing import Callable
 
 import torch
 
+from tvrl_bench.config.rules import Checks, odd_integer
 from tvrl_bench.credit.base import CreditRouter, normalise
 from tvrl_bench.credit.window import window_average
 from tvrl_bench.registry import register
@@ -20,6 +21,8 @@ class FeatureMapRouter(CreditRouter):
     """
 
     needs_grads = False
+
+    CHECKS = Checks(k=odd_integer("1"))
 
     def __init__(self, extractor: Callable[[torch.Tensor], torch.Tensor], k: int = 1):
         self.extractor = extractor

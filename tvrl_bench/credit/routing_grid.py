@@ -19,6 +19,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from tvrl_bench.config.rules import Checks, integer, odd_integer, one_of
 from tvrl_bench.credit.base import COMBINE_MODES, CreditRouter, combine, normalise
 from tvrl_bench.registry import register
 from tvrl_bench.tokens import TokenGrid
@@ -88,14 +89,10 @@ class RoutingGridRouter(CreditRouter):
 
     grad_space = "critic"
 
+    CHECKS = Checks(bins=integer(1, example="16"), k=odd_integer("3"), control=one_of(*CONTROLS),
+                    combine=one_of(*COMBINE_MODES))
+
     def __init__(self, bins: int = 16, k: int = 3, control: str = "none", seed: int = 0, combine: str = "mean"):
-        if control not in CONTROLS:
-            raise ValueError(f"credit.routing_grid.control must be one of {CONTROLS}, got '{control}'")
-        if combine not in COMBINE_MODES:
-            raise ValueError(f"credit.routing_grid.combine must be one of {COMBINE_MODES}, got '{combine}'")
-        if bins < 1:
-            raise ValueError(f"credit.routing_grid.bins must be >= 1, got {bins}")
-        zero_padded_pool(torch.zeros(1, 1, 1), k)  # validates k
         self.bins, self.k, self.control, self.seed, self.combine = bins, k, control, seed, combine
         self.needs_grads = control != "uniform"
         self.generator = torch.Generator().manual_seed(seed)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from tvrl_bench.config.rules import Checks, odd_integer
 from tvrl_bench.credit.base import GradientRouter
 from tvrl_bench.registry import register
 
@@ -28,9 +29,10 @@ def window_average(maps: torch.Tensor, k: int) -> torch.Tensor:
 class WindowRouter(GradientRouter):
     """Critic-gradient credit averaged over a k x k token window (k = 1 unsmoothed, 3 default, 7)."""
 
+    CHECKS = Checks(k=odd_integer("3"))
+
     def __init__(self, k: int = 3, combine: str = "mean"):
         super().__init__(combine)
-        window_average(torch.zeros(1, 1, 1), k)  # validates k
         self.k = k
 
     def shape_maps(self, maps: torch.Tensor) -> torch.Tensor:

@@ -17,9 +17,10 @@ from typing import Iterable
 import torch
 
 from tvrl_bench.prompts import PromptItem, PromptSet
+from tvrl_bench.config.rules import Checks, checked, integer, one_of
 from tvrl_bench.registry import register
 from tvrl_bench.world.checks import checks_for
-from tvrl_bench.world.difficulty import DEFAULT, Difficulty, from_knobs
+from tvrl_bench.world.difficulty import DEFAULT, PRESETS, Difficulty, from_knobs
 from tvrl_bench.world.grammar import parse_prompt, prompt_of
 from tvrl_bench.world.render import render_batch
 from tvrl_bench.world.scene import Rng, Scene, SceneDescription, as_random, sample_scene, sample_scenes
@@ -56,6 +57,7 @@ def prompt_item(scene: SceneDescription | Scene, count: bool = False) -> PromptI
 
 
 @register("datasets", "toy")
+@checked(Checks(n_train=integer(0, example="512"), n_eval=integer(0, example="64"), difficulty=one_of(*PRESETS)))
 def toy_prompt_set(
     seed: int = 0,
     n_train: int = 512,
@@ -78,8 +80,6 @@ def toy_prompt_set(
     `difficulty` names a preset ("default": 16 x 16 x 8, "hard": 32 x 32 x 8); the other knobs override it
     (None keeps the preset's value; see tvrl_bench.world.difficulty.from_knobs).
     """
-    if n_train < 0 or n_eval < 0:
-        raise ValueError(f"datasets.toy: n_train={n_train} and n_eval={n_eval} must be >= 0")
     d = from_knobs(
         difficulty, size=size, n_colours=n_colours, n_backgrounds=n_backgrounds, frames=frames,
         min_sprites=min_sprites, max_sprites=max_sprites, shapes=shapes, min_size=min_size, max_size=max_size,

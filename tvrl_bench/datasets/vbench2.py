@@ -34,6 +34,7 @@ from tvrl_bench.evaluators.vbench2.catalog import (
 )
 from tvrl_bench.evaluators.vbench2.spec import DIMENSIONS, canonical_dimension, samples_needed
 from tvrl_bench.prompts import PromptItem, PromptSet
+from tvrl_bench.config.rules import Checks, checked, one_of
 from tvrl_bench.registry import register
 
 CHECK_MODES = ("auxiliary", "none")
@@ -87,6 +88,7 @@ def auxiliary_checks(auxiliary_info: Any) -> tuple[str, ...]:
 
 
 @register("datasets", "vbench2")
+@checked(Checks(checks=one_of(*CHECK_MODES)))
 def vbench2_prompt_set(
     path: str,
     dimensions: Sequence[str] = (),
@@ -107,8 +109,6 @@ def vbench2_prompt_set(
     checks JSONL (`tvrl-bench decompose`) that replaces them; repeat: list each prompt as many times as
     VBench-2.0 samples it (3; 20 for Diversity prompts), for a trainer that generates one video per eval item.
     """
-    if checks not in CHECK_MODES:
-        raise ValueError(f"datasets.vbench2.checks must be one of {', '.join(CHECK_MODES)}, got '{checks}'")
     entries = suite_entries(path)
     wanted = [_dimension(d) for d in dimensions] or list(DIMENSIONS)
     by_prompt: dict[str, list[CatalogEntry]] = {}

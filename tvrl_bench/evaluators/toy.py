@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from tvrl_bench.evaluators.base import Evaluator
+from tvrl_bench.config.rules import Checks, number, positive
 from tvrl_bench.registry import register
 from tvrl_bench.world.checks import CATEGORIES, CheckSpec, parse_check
 from tvrl_bench.world.palette import ALL_COLOURS, SPRITE_COLOURS, rgb
@@ -73,6 +74,12 @@ class ToyEvaluator(Evaluator):
 
     categories = CATEGORIES
 
+    CHECKS = Checks(
+        tolerance=positive("0.3"),
+        min_frame_fraction=number(0, 1, low_open=True, example="0.5"),
+        background_fraction=number(0, 1, low_open=True, example="0.5"),
+    )
+
     def __init__(
         self,
         tolerance: float = 0.3,
@@ -82,11 +89,6 @@ class ToyEvaluator(Evaluator):
         min_speed: float = 0.4,
         background_fraction: float = 0.5,
     ) -> None:
-        if not 0 < tolerance or not 0 < min_frame_fraction <= 1 or not 0 < background_fraction <= 1:
-            raise ValueError(
-                f"evaluators.toy: need tolerance > 0 (got {tolerance}), 0 < min_frame_fraction <= 1 "
-                f"(got {min_frame_fraction}) and 0 < background_fraction <= 1 (got {background_fraction})"
-            )
         self.tolerance = tolerance
         self.min_area = min_area
         self.max_side_fraction = max_side_fraction

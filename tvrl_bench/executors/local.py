@@ -25,6 +25,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from tvrl_bench.config import ConfigError
+from tvrl_bench.config.rules import Checks, integer, optional
 from tvrl_bench.registry import register
 from tvrl_bench.executors.base import NOT_STARTED, Executor, TrialCommand, worker_environment
 from tvrl_bench.executors.nodes import check_layout, free_port, node_command, node_train_args, wait_for_nodes
@@ -68,10 +69,10 @@ class LocalExecutor(Executor):
     one tvrl-train process per trial, or accelerate over the slot's GPUs, as before).
     """
 
+    CHECKS = Checks(workers=integer(1, example="2", note="--workers"), threads=optional(integer(1, example="1")))
+
     def __init__(self, workers: int = 2, threads: int | None = None, nodes_per_trial: int | None = None,
                  processes_per_node: int | None = None):
-        if not isinstance(workers, int) or workers < 1:
-            raise ValueError(f"--workers must be >= 1, got {workers}")
         self.workers = workers
         self.threads = threads or max(1, (os.cpu_count() or 1) // workers)
         self.nodes = None

@@ -21,6 +21,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from tvrl_bench.config.rules import Checks, integer, one_of
 from tvrl_bench.registry import register
 
 MODES = ("cls_attention", "feature_norm")
@@ -57,6 +58,8 @@ class Dinov2Saliency:
     __call__: video[B, F, 3, H, W] in [0, 1] -> saliency[B, F, H, W] >= 0 (float32, no gradient).
     """
 
+    CHECKS = Checks(mode=one_of(*MODES), dtype=one_of(*sorted(DTYPES)), frames_per_batch=integer(1, example="32"))
+
     def __init__(
         self,
         path: str,
@@ -68,12 +71,6 @@ class Dinov2Saliency:
     ):
         from transformers import AutoImageProcessor, AutoModel
 
-        if mode not in MODES:
-            raise ValueError(f"extractors.dinov2.mode='{mode}' must be one of {MODES}")
-        if dtype not in DTYPES:
-            raise ValueError(f"extractors.dinov2.dtype='{dtype}' must be one of {sorted(DTYPES)}")
-        if frames_per_batch < 1:
-            raise ValueError(f"extractors.dinov2.frames_per_batch must be >= 1, got {frames_per_batch}")
         folder = Path(path).expanduser()
         if not (folder / "config.json").is_file():
             raise FileNotFoundError(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence
 
 from tvrl_bench.judges.base import Judge, compare
+from tvrl_bench.config.rules import Checks, number
 from tvrl_bench.registry import register
 
 if TYPE_CHECKING:  # torch and the contracts load when a judge is built, so `tvrl-report` starts quickly
@@ -18,6 +19,8 @@ if TYPE_CHECKING:  # torch and the contracts load when a judge is built, so `tvr
 class EvaluatorJudge(Judge):
     """Pairwise judge backed by an evaluator: the video with the higher per-video score wins."""
 
+    CHECKS = Checks(tolerance=number(0, example="1e-6", note="a score difference below it is a tie"))
+
     def __init__(self, evaluator: Evaluator, tolerance: float = 1e-6) -> None:
         from tvrl_bench.evaluators.base import Evaluator
 
@@ -26,8 +29,6 @@ class EvaluatorJudge(Judge):
                 f"judges.evaluator needs an Evaluator (e.g. judges.evaluator.evaluator = @evaluators.toy()), "
                 f"got {type(evaluator).__name__}"
             )
-        if tolerance < 0:
-            raise ValueError(f"judges.evaluator.tolerance must be >= 0, got {tolerance}")
         self.evaluator = evaluator
         self.tolerance = tolerance
 

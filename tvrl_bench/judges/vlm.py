@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence
 
 from tvrl_bench.judges.base import Judge, compare
+from tvrl_bench.config.rules import Checks, Relation, Values, number
 from tvrl_bench.registry import register
 
 if TYPE_CHECKING:
@@ -14,9 +15,20 @@ if TYPE_CHECKING:
     from tvrl_bench.rewards.base import Reward
 
 
+def _question_names_the_prompt(v: Values) -> str | None:
+    if v["use_checks"] or "{prompt}" in v["question"]:
+        return None
+    return (f"{v.binding('question')} must contain '{{prompt}}' (the prompt it asks about), e.g. "
+            f"{v.name('question')} = 'Does this video match the prompt: {{prompt}}?'; or ask each prompt's checks "
+            f"with {v.name('use_checks')} = True")
+
+
 @register("judges", "vlm")
 class CriticJudge(Judge):
     """Pairwise VLM judge: a critic scores how well each video matches the prompt; the higher score wins."""
+
+    CHECKS = Checks([Relation(("question", "use_checks"), _question_names_the_prompt)],
+                    tolerance=number(0, example="1e-6", note="a score difference below it is a tie"))
 
     def __init__(
         self,
@@ -32,8 +44,6 @@ class CriticJudge(Judge):
                 f"judges.vlm needs a reward component (e.g. judges.vlm.reward = @rewards.qwen_vl()), "
                 f"got {type(reward).__name__}"
             )
-        if "{prompt}" not in question and not use_checks:
-            raise ValueError(f"judges.vlm.question must contain '{{prompt}}', got {question!r}")
         self.reward = reward
         self.question = question
         self.use_checks = use_checks

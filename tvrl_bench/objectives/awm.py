@@ -9,6 +9,7 @@ Flow-Factory's on-policy default (src/flow_factory/trainers/awm.py).
 
 from __future__ import annotations
 
+from tvrl_bench.config.rules import Checks, one_of, positive
 from tvrl_bench.objectives.matching import MatchingObjective
 from tvrl_bench.objectives.matching_losses import WEIGHTINGS, awm_loss, matching_log_prob
 from tvrl_bench.registry import register
@@ -18,13 +19,11 @@ from tvrl_bench.registry import register
 class AdvantageWeightedMatching(MatchingObjective):
     """AWM: Flow-GRPO's clipped ratio over credit-weighted flow-matching errors on the rollouts' clean samples."""
 
+    CHECKS = Checks(clip_range=positive("1e-4", note="the ratio's clip range"), weighting=one_of(*WEIGHTINGS))
+
     def __init__(self, clip_range: float = 1e-4, weighting: str = "uniform", timesteps: int = 2,
                  timestep_range: tuple[float, float] = (0.0, 0.9), kl_beta: float = 0.0, shared_draws: bool = False):
         super().__init__(timesteps, timestep_range, kl_beta, shared_draws)
-        if clip_range <= 0:
-            raise ValueError(f"objectives.awm.clip_range must be > 0, got {clip_range}")
-        if weighting not in WEIGHTINGS:
-            raise ValueError(f"objectives.awm.weighting must be one of {WEIGHTINGS}, got '{weighting}'")
         self.clip_range, self.weighting = clip_range, weighting
 
     def policy_loss(self, terms, advantages, weights):

@@ -6,6 +6,7 @@ from typing import Any
 
 import torch
 
+from tvrl_bench.config.rules import Checks, number, positive
 from tvrl_bench.credit.weights import MERGED, CreditWeights
 from tvrl_bench.objectives.reference import PretrainedReference, Reference
 from tvrl_bench.objectives.step_rewards import StepRewards
@@ -46,11 +47,12 @@ class Objective:
     reference: Reference | None = None
     old: Reference | None = None
 
+    CHECKS = Checks(
+        clip_range=positive("1e-4", note="the ratio's clip range"),
+        kl_beta=number(0, example="0.0", note="0: no KL term"),
+    )
+
     def __init__(self, clip_range: float = 1e-4, kl_beta: float = 0.0):
-        if clip_range <= 0:
-            raise ValueError(f"clip_range must be > 0, got {clip_range}")
-        if kl_beta < 0:
-            raise ValueError(f"kl_beta must be >= 0, got {kl_beta}")
         self.clip_range = clip_range
         self.kl_beta = kl_beta
         self.reference = PretrainedReference() if kl_beta > 0 else None

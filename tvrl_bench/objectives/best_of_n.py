@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import torch
 
+from tvrl_bench.config.rules import Checks, Relation, Values, integer, one_of
 from tvrl_bench.objectives.advantages import PermutedAdvantages
 from tvrl_bench.objectives.matching import MatchingObjective, groups_with_a_preference
 from tvrl_bench.objectives.matching_losses import WEIGHTINGS, credit_mean, matching_log_prob
@@ -34,17 +35,28 @@ def top_units(rows: torch.Tensor, advantages: torch.Tensor, groups: torch.Tensor
     return torch.cat(chosen)[:, None] if chosen else rows.new_zeros((0, 1))
 
 
+def _top_k_selects(v: Values) -> str | None:
+    group = v["training.trial.group_size"]
+    if v["top_k"] < group:
+        return None
+    return (f"{v.binding('top_k')} keeps every rollout of a group of {v.binding('training.trial.group_size')}, so "
+            f"nothing is selected (plain flow matching on every sample); bind top_k below the group size, e.g. "
+            f"{v.name('top_k')} = 1")
+
+
 @register("objectives", "best_of_n")
 class BestOfNDistillation(MatchingObjective):
     """Best-of-N distillation: flow matching on each group's top_k rollouts by advantage."""
 
+    CHECKS = Checks(
+        [Relation(("top_k", "training.trial.group_size"), _top_k_selects)],
+        top_k=integer(1, example="1", note="rollouts kept per group"),
+        weighting=one_of(*WEIGHTINGS),
+    )
+
     def __init__(self, top_k: int = 1, weighting: str = "t", timesteps: int = 2,
                  timestep_range: tuple[float, float] = (0.0, 0.9), kl_beta: float = 0.0, shared_draws: bool = False):
         super().__init__(timesteps, timestep_range, kl_beta, shared_draws)
-        if top_k < 1:
-            raise ValueError(f"objectives.best_of_n.top_k must be >= 1, got {top_k}")
-        if weighting not in WEIGHTINGS:
-            raise ValueError(f"objectives.best_of_n.weighting must be one of {WEIGHTINGS}, got '{weighting}'")
         self.top_k, self.weighting = top_k, weighting
 
     def units(self, rows: torch.Tensor, advantages: torch.Tensor, groups: torch.Tensor) -> torch.Tensor:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import torch
 
 from tvrl_bench.objectives.matching import MatchingObjective, groups_with_a_preference
+from tvrl_bench.config.rules import Checks, positive
 from tvrl_bench.objectives.matching_losses import dpo_loss, velocity_error
 from tvrl_bench.objectives.reference import PretrainedReference
 from tvrl_bench.registry import register
@@ -23,10 +24,10 @@ class FlowDPO(MatchingObjective):
 
     pair_size = 2
 
+    CHECKS = Checks(beta=positive("2000.0", note="the preference's inverse temperature"))
+
     def __init__(self, beta: float = 2000.0, timesteps: int = 2, timestep_range: tuple[float, float] = (0.0, 0.9)):
         super().__init__(timesteps, timestep_range)
-        if beta <= 0:
-            raise ValueError(f"objectives.dpo.beta must be > 0, got {beta}")
         self.beta = beta
         self.reference = PretrainedReference()
 

@@ -27,6 +27,7 @@ from typing import Any, Iterator
 
 import torch
 
+from tvrl_bench.config.rules import Checks, Relation, Values, fraction_range, integer, number
 from tvrl_bench.credit.weights import CreditWeights
 from tvrl_bench.objectives.base import MATCHING, Objective
 from tvrl_bench.objectives.matching_losses import ToTokens
@@ -57,21 +58,38 @@ class MatchingTerms:
     to_tokens: ToTokens
 
 
+def steps_in_range(timestep_range: tuple[float, float], steps: int) -> list[int]:
+    """The steps i of a schedule of `steps` steps with start <= i / steps < end."""
+    start, end = (float(v) for v in timestep_range)
+    return [i for i in range(steps) if start <= i / steps < end]
+
+
+def _range_holds_a_step(v: Values) -> str | None:
+    steps = v["training.schedule.num_steps"]
+    if steps_in_range(v["timestep_range"], steps):
+        return None
+    fractions = ", ".join(f"{i / steps:g}" for i in range(steps))
+    return (f"{v.binding('timestep_range')} holds none of the schedule's {steps} steps (their fractions are "
+            f"{fractions}; {v.name('timestep_range')} keeps those with start <= i / {steps} < end), so no noise level "
+            f"could be drawn; widen it, e.g. {v.name('timestep_range')} = (0.0, 0.9)")
+
+
 class MatchingObjective(Objective):
     """The contract of a flow-matching objective (module docstring); subclasses write `policy_loss(terms, A, w)`."""
 
     update = MATCHING
     pair_size = 1
 
+    CHECKS = Checks(
+        [Relation(("timestep_range", "training.schedule.num_steps"), _range_holds_a_step)],
+        timesteps=integer(1, example="2", note="noise draws per update"),
+        timestep_range=fraction_range(),
+        kl_beta=number(0, example="0.0", note="0: no KL term"),
+    )
+
     def __init__(self, timesteps: int = 2, timestep_range: tuple[float, float] = (0.0, 0.9), kl_beta: float = 0.0,
                  shared_draws: bool = False):
         start, end = (float(v) for v in timestep_range)
-        if timesteps < 1:
-            raise ValueError(f"timesteps must be >= 1, got {timesteps}")
-        if not 0.0 <= start < end <= 1.0:
-            raise ValueError(f"timestep_range must satisfy 0 <= start < end <= 1, got {tuple(timestep_range)}")
-        if kl_beta < 0:
-            raise ValueError(f"kl_beta must be >= 0, got {kl_beta}")
         self.timesteps, self.timestep_range, self.kl_beta = timesteps, (start, end), kl_beta
         self.shared_draws = bool(shared_draws)
         self.reference = PretrainedReference() if kl_beta > 0 else None
@@ -79,9 +97,8 @@ class MatchingObjective(Objective):
     def levels(self, sigmas: torch.Tensor) -> torch.Tensor:
         """The noise levels [L] a draw may take: sigmas[i] of the steps i (sigmas[S + 1], S steps) in the range."""
         steps = len(sigmas) - 1
-        start, end = self.timestep_range
-        chosen = [i for i in range(steps) if start <= i / steps < end]
-        if not chosen:
+        chosen = steps_in_range(self.timestep_range, steps)
+        if not chosen:  # refused when the config is read (_range_holds_a_step); a hand-built trial can get here
             raise ValueError(f"timestep_range {self.timestep_range} holds none of the schedule's {steps} steps")
         return sigmas[chosen]
 

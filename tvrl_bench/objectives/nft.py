@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tvrl_bench.config.rules import Checks, number, positive
 from tvrl_bench.objectives.advantages import PermutedAdvantages
 from tvrl_bench.objectives.matching import MatchingObjective
 from tvrl_bench.objectives.matching_losses import nft_loss
@@ -23,13 +24,15 @@ from tvrl_bench.registry import register
 class NegativeAwareFineTuning(MatchingObjective):
     """DiffusionNFT: advantage-weighted fit of implicit positive and negative policies around an old policy."""
 
+    CHECKS = Checks(
+        beta=positive("1.0", note="the implicit policies' step"),
+        advantage_clip=positive("5.0"),
+        old_decay=number(0, 1, high_open=True, example="0.0", note="0: the current policy is the old one"),
+    )
+
     def __init__(self, beta: float = 1.0, advantage_clip: float = 5.0, old_decay: float = 0.0, timesteps: int = 2,
                  timestep_range: tuple[float, float] = (0.0, 0.9), kl_beta: float = 0.0, shared_draws: bool = False):
         super().__init__(timesteps, timestep_range, kl_beta, shared_draws)
-        if beta <= 0:
-            raise ValueError(f"objectives.nft.beta must be > 0, got {beta}")
-        if advantage_clip <= 0:
-            raise ValueError(f"objectives.nft.advantage_clip must be > 0, got {advantage_clip}")
         self.beta, self.advantage_clip = beta, advantage_clip
         self.old = MovingAverageReference(old_decay) if old_decay > 0 else None
 

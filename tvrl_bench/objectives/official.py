@@ -22,6 +22,7 @@ import torch
 
 from tvrl_bench.credit.weights import MERGED, PER_CHECK
 from tvrl_bench.objectives.base import Objective
+from tvrl_bench.config.rules import Checks, Relation, Values, integer, number, one_of, positive
 from tvrl_bench.objectives.kl import AdaptiveKLCoefficient, stepwise_kl
 from tvrl_bench.objectives.losses import credit_weighted_grpo_loss
 from tvrl_bench.objectives.per_check import per_check_ratio_loss, question_advantages
@@ -33,9 +34,34 @@ MODES = ("video_adv", "question", "merged_gradient")
 KL_MODES = ("none", "moving_stepwise")
 
 
+def _kl_coefficients_ordered(v: Values) -> str | None:
+    low, target, high = v["kl_min_coef"], v["kl_target"], v["kl_max_coef"]
+    if 0 < low <= target <= high:
+        return None
+    return (f"{v.binding('kl_min_coef')}, {v.binding('kl_target')} and {v.binding('kl_max_coef')} must satisfy "
+            f"0 < kl_min_coef <= kl_target <= kl_max_coef (the KL coefficient ramps from the first to the second and "
+            f"stays below the third), e.g. the official 1e-7, 1e-5, 1e-5")
+
+
 @register("objectives", "tvrl_official")
 class OfficialTVRL(Objective):
     """Official TVRL loss: per-check clipped ratios (video or per-question advantages) + moving/stepwise adaptive KL."""
+
+    CHECKS = Checks(
+        [Relation(("kl_min_coef", "kl_target", "kl_max_coef"), _kl_coefficients_ordered)],
+        mode=one_of(*MODES),
+        kl=one_of(*KL_MODES),
+        moving_weight=number(0, example="1.0"),
+        stepwise_weight=number(0, example="0.1"),
+        kl_min_coef=positive("1e-7"),
+        kl_target=positive("1e-5"),
+        kl_max_coef=positive("1e-5"),
+        kl_ramp_steps=integer(0, example="100"),
+        kl_window=integer(1, example="10"),
+        refresh_every=integer(1, example="10", note="optimizer steps between reloads of the KL reference"),
+        advantage_eps=number(0, example="1e-6"),
+        advantage_clip=positive("5.0"),
+    )
 
     def __init__(
         self,
@@ -53,10 +79,6 @@ class OfficialTVRL(Objective):
         advantage_eps: float = 1e-6,
         advantage_clip: float = 5.0,
     ):
-        if mode not in MODES:
-            raise ValueError(f"objectives.tvrl_official.mode must be one of {MODES}, got '{mode}'")
-        if kl not in KL_MODES:
-            raise ValueError(f"objectives.tvrl_official.kl must be one of {KL_MODES}, got '{kl}'")
         super().__init__(clip_range)
         self.mode, self.kl = mode, kl
         self.moving_weight, self.stepwise_weight = moving_weight, stepwise_weight

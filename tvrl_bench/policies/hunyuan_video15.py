@@ -38,6 +38,7 @@ from tvrl_bench.policies.hunyuan_loading import DTYPES, load_pipeline, pipeline_
 from tvrl_bench.policies.hunyuan_prompt_cache import PromptEmbeddingCache
 from tvrl_bench.policies.hunyuan_text import COND_KEYS, conditioning, stack_with_negative
 from tvrl_bench.policies.lora import DEFAULT_LORA_TARGETS, named_trainable, trainable_transformer
+from tvrl_bench.config.rules import Checks, integer, one_of, positive
 from tvrl_bench.registry import register
 
 
@@ -62,6 +63,9 @@ class HunyuanVideo15Policy(Policy):
     device: where to put the models after loading (None: leave them on the CPU for the trainer to move).
     """
 
+    CHECKS = Checks(dtype=one_of(*sorted(DTYPES)), lora_rank=integer(0, example="32", note="0: full fine-tuning"),
+                    guidance_scale=positive("6.0"))
+
     def __init__(
         self,
         path: str,
@@ -85,13 +89,7 @@ class HunyuanVideo15Policy(Policy):
         device: str | None = None,
     ):
         super().__init__()
-        if dtype not in DTYPES:
-            raise ValueError(f"policies.hunyuan_video15.dtype='{dtype}' is not one of {sorted(DTYPES)}")
-        if lora_rank < 0:
-            raise ValueError(f"policies.hunyuan_video15.lora_rank must be >= 0 (0: full fine-tuning), got {lora_rank}")
         self.full_finetune = lora_rank == 0
-        if guidance_scale <= 0:
-            raise ValueError(f"policies.hunyuan_video15.guidance_scale must be > 0, got {guidance_scale}")
         folder = pipeline_folder(path)
         self.path = str(folder)
         self.frames, self.height, self.width = frames, height, width

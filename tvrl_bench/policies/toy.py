@@ -27,6 +27,8 @@ import torch
 from tvrl_bench.policies.base import Policy
 from tvrl_bench.policies.lean_forward import lean_forward, lean_forward_applies, rope_tables
 from tvrl_bench.policies.toy_network import create_toy_network, load_toy_network, save_toy_network
+from tvrl_bench.config.errors import ConfigError
+from tvrl_bench.config.rules import Checks, one_of
 from tvrl_bench.registry import register
 from tvrl_bench.tokens import TokenGrid
 
@@ -43,6 +45,8 @@ log = logging.getLogger("tvrl_bench.trial")
 @register("policies", "toy")
 class ToyPolicy(Policy):
     """Tiny HunyuanVideo-1.5 transformer in pixel space with a learned word-embedding text encoder."""
+
+    CHECKS = Checks(base=one_of(*SHIPPED_BASES, note="the shipped bases"))
 
     def __init__(
         self,
@@ -64,8 +68,6 @@ class ToyPolicy(Policy):
         train: name prefixes of the transformer parameters the optimizer updates (e.g. 'transformer_blocks',
         'norm_out'); empty trains every parameter that the toy policy uses."""
         super().__init__()
-        if base not in SHIPPED_BASES:
-            raise ValueError(f"policies.toy.base = {base!r}: the shipped bases are {', '.join(map(repr, SHIPPED_BASES))}")
         self.transformer, self.text_encoder = load_toy_network(Path(path) if path else SHIPPED_BASES[base])
         self.text_encoder.requires_grad_(False)
         # The ByT5 glyph and image branches of HunyuanVideo-1.5 get all-masked inputs here: never trained.
@@ -80,7 +82,7 @@ class ToyPolicy(Policy):
         known = {name for name, _ in self.transformer.named_parameters()}
         for prefix in train:
             if not any(name.startswith(prefix) for name in known):
-                raise ValueError(
+                raise ConfigError(
                     f"policies.toy.train: no transformer parameter starts with {prefix!r}; "
                     f"top-level modules are {sorted({n.split('.')[0] for n in known})}"
                 )

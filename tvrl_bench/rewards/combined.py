@@ -25,10 +25,52 @@ import math
 import torch
 from torch import nn
 
+from tvrl_bench.config.errors import ConfigError
+from tvrl_bench.config.rules import Checks, Relation, Rule, Values, one_of
 from tvrl_bench.registry import register
 from tvrl_bench.rewards.base import Reward
 
 AGGREGATES = ("sum", "gdpo")
+
+
+def _named_critics(value: object) -> bool:
+    return isinstance(value, dict) and bool(value) and all(isinstance(n, str) and n and "." not in n for n in value)
+
+
+def _finite_weights(value: object) -> bool:
+    if value is None:
+        return True
+    numbers = list(value.values()) if isinstance(value, dict) else []
+    return (bool(numbers) and all(isinstance(w, (int, float)) and not isinstance(w, bool) and math.isfinite(w)
+                                  for w in numbers) and any(w != 0 for w in numbers))
+
+
+def _weights_name_every_critic(v: Values) -> str | None:
+    critics, weights = sorted(v["critics"]), v["weights"]
+    if weights is None or sorted(weights) == critics:
+        return None
+    missing, extra = sorted(set(critics) - set(weights)), sorted(set(weights) - set(critics))
+    said = "; ".join(s for s in (f"no weight for {missing}" if missing else "",
+                                 f"{extra} name no critic" if extra else "") if s)
+    example = ", ".join(f"'{name}': 1.0" for name in critics)
+    return (f"{v.name('weights')} must give every critic of {v.name('critics')} ({', '.join(critics)}) a weight and "
+            f"nothing else ({said}), e.g. {v.name('weights')} = {{{example}}}")
+
+
+def _credit_critic(v: Values) -> str | None:
+    critics, weights, credit_from = sorted(v["critics"]), v["weights"], v["credit_from"]
+    if weights is not None and sorted(weights) != critics:
+        return None  # _weights_name_every_critic says so
+    weighted = critics if weights is None else [n for n in critics if weights.get(n, 0) != 0]
+    if credit_from is None:
+        if len(weighted) == 1:
+            return None
+        return (f"{v.name('credit_from')} is not bound and critics {weighted} have non-zero weights; name the one "
+                f"whose gradients give the credit map, e.g. {v.name('credit_from')} = '{weighted[0]}'")
+    if credit_from in critics:
+        return None
+    return (f"{v.binding('credit_from')} is not one of the critics ({', '.join(critics)}); name one of them, e.g. "
+            f"{v.name('credit_from')} = '{weighted[0] if weighted else critics[0]}'")
 GDPO_EPS = 1e-6
 
 
@@ -59,39 +101,31 @@ class CombinedReward(Reward):
 
     score_space = "score"
 
+    CHECKS = Checks(
+        [Relation(("weights", "critics"), _weights_name_every_critic),
+         Relation(("credit_from", "critics", "weights"), _credit_critic)],
+        critics=Rule(_named_critics, "a non-empty dict {name: @rewards.<critic>()} whose names have no '.'",
+                     "{'oracle': @rewards.toy_oracle(), 'learned': @rewards.toy_learned()}"),
+        weights=Rule(_finite_weights, "None (1 each) or a dict {critic: weight} of finite numbers, one non-zero "
+                     "at least", "{'oracle': 1.0, 'learned': 0.5}"),
+        aggregate=one_of(*AGGREGATES),
+    )
+
     def __init__(self, critics: dict[str, Reward], weights: dict[str, float] | None = None, aggregate: str = "sum",
                  credit_from: str | None = None) -> None:
         """critics: {name: critic}; weights: {name: w} for every critic (default 1 each); aggregate: 'sum' or
         'gdpo'; credit_from: the critic whose gradients give the credit map (default: the one critic of non-zero
         weight; required when several have one)."""
-        super().__init__()
-        if not critics:
-            raise ValueError("rewards.combined.critics is empty: give {name: @rewards.<critic>(), ...}")
-        bad = [n for n, c in critics.items()
-               if not isinstance(n, str) or not n or "." in n or not isinstance(c, Reward)]
+        super().__init__()  # names, weights, aggregate and credit_from: CHECKS, when the config is read
+        bad = sorted(n for n, c in critics.items() if not isinstance(c, Reward))
         if bad:
-            raise ValueError(f"rewards.combined.critics: {bad} must be names (no '.') of reward components "
-                             "(@rewards.<name>())")
+            raise ConfigError(f"rewards.combined.critics: {bad} must be reward components (@rewards.<name>())")
         weights = {name: 1.0 for name in critics} if weights is None else dict(weights)
-        if set(weights) != set(critics):
-            raise ValueError(f"rewards.combined.weights must name every critic exactly: critics {sorted(critics)}, "
-                             f"weights {sorted(weights)}")
-        if not all(math.isfinite(float(w)) for w in weights.values()) or not any(weights.values()):
-            raise ValueError(f"rewards.combined.weights must be finite with at least one non-zero, got {weights}")
-        if aggregate not in AGGREGATES:
-            raise ValueError(f"rewards.combined.aggregate must be one of {AGGREGATES}, got {aggregate!r}")
         weighted = [name for name, w in weights.items() if w != 0]
-        if credit_from is None:
-            if len(weighted) != 1:
-                raise ValueError(f"rewards.combined: critics {weighted} have non-zero weights; name the one that "
-                                 "gives the credit map with rewards.combined.credit_from")
-            credit_from = weighted[0]
-        if credit_from not in critics:
-            raise ValueError(f"rewards.combined.credit_from = {credit_from!r} is not one of the critics "
-                             f"{sorted(critics)}")
+        credit_from = weighted[0] if credit_from is None else credit_from
         layouts = {(c.uses_checks, () if c.uses_checks else tuple(c.score_names)) for c in critics.values()}
         if len(layouts) > 1:
-            raise ValueError("rewards.combined: the critics ask different questions (some a prompt's checks, some "
+            raise ConfigError("rewards.combined: the critics ask different questions (some a prompt's checks, some "
                              f"their own score heads: {sorted(layouts)}); combine critics that ask the same ones")
         self.members = nn.ModuleDict(critics)
         self.weights = {name: float(w) for name, w in weights.items()}

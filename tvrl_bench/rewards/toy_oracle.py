@@ -44,12 +44,13 @@ from functools import lru_cache
 
 import torch
 
+from tvrl_bench.config.rules import Checks, number, one_of, positive
 from tvrl_bench.registry import register
 from tvrl_bench.rewards.base import Reward
 from tvrl_bench.rewards.toy_sprite_location import ComponentPerception
 from tvrl_bench.rewards.toy_perception import ANY_SPRITE, ToyPerception, log_sigmoid, slope
 from tvrl_bench.world.checks import CheckSpec, parse_check
-from tvrl_bench.world.difficulty import from_knobs
+from tvrl_bench.world.difficulty import PRESETS, from_knobs
 from tvrl_bench.world.palette import ALL_COLOURS
 from tvrl_bench.world.vocabulary import MOTION_STEPS, MOTIONS
 
@@ -64,6 +65,21 @@ def _parse(question: str) -> CheckSpec:
 @register("rewards", "toy_oracle")
 class ToyOracle(ComponentPerception, ToyPerception, Reward):
     """Exact differentiable toy critic: soft colour masks, shape boxes, centroid motion; log p(Yes) (or p)."""
+
+    CHECKS = Checks(
+        difficulty=one_of(*PRESETS),
+        shape_measure=one_of("fill", "template", "component"),
+        component_values=one_of("soft", "hard"),
+        score=one_of("log_prob", "prob"),
+        min_frame_fraction=number(0, 1, low_open=True, example="0.5"),
+        max_side=number(0, 1, low_open=True, example="0.75"),
+        floor=number(0, 1, low_open=True, high_open=True, example="1e-4"),
+        **{name: positive(repr(default)) for name, default in (
+            ("colour_width", 0.3), ("l1_scale", 2.0), ("mask_sharpness", 12.0), ("sharpness", 50.0),
+            ("amplitude_sharpness", 30.0), ("background_sharpness", 20.0), ("motion_sharpness", 12.0),
+            ("fill_sharpness", 60.0), ("ring_sharpness", 15.0), ("area_sharpness", 2.0), ("exist_sharpness", 3.0),
+            ("aspect_sharpness", 50.0), ("tolerance", 0.3))},
+    )
 
     def __init__(
         self,
@@ -104,25 +120,6 @@ class ToyOracle(ComponentPerception, ToyPerception, Reward):
     ) -> None:
         super().__init__()
         d = from_knobs(difficulty, min_size=min_size, max_size=max_size, shapes=shapes, speed=speed)
-        positive = dict(colour_width=colour_width, l1_scale=l1_scale, mask_sharpness=mask_sharpness,
-                        sharpness=sharpness, amplitude_sharpness=amplitude_sharpness,
-                        background_sharpness=background_sharpness, motion_sharpness=motion_sharpness)
-        if min(positive.values()) <= 0:
-            raise ValueError(f"rewards.toy_oracle: these must be > 0: {positive}")
-        if shape_measure not in ("fill", "template", "component"):
-            raise ValueError(f"rewards.toy_oracle.shape_measure must be 'fill', 'template' or 'component', got {shape_measure!r}")
-        if min(fill_sharpness, ring_sharpness, area_sharpness, exist_sharpness, aspect_sharpness, tolerance) <= 0:
-            raise ValueError("rewards.toy_oracle: fill_sharpness, ring_sharpness, area_sharpness, exist_sharpness, "
-                             "aspect_sharpness and tolerance must be > 0")
-        if component_values not in ("soft", "hard"):
-            raise ValueError(f"rewards.toy_oracle.component_values must be 'soft' or 'hard', got {component_values!r}")
-        if not 0 < min_frame_fraction <= 1 or not 0 < max_side <= 1:
-            raise ValueError(f"rewards.toy_oracle: need 0 < min_frame_fraction <= 1 (got {min_frame_fraction}) and "
-                             f"0 < max_side <= 1 (got {max_side})")
-        if score not in ("log_prob", "prob"):
-            raise ValueError(f"rewards.toy_oracle.score must be 'log_prob' or 'prob', got {score!r}")
-        if not 0 < floor < 1:
-            raise ValueError(f"rewards.toy_oracle: need 0 < floor < 1, got {floor}")
         self.frames, self.size = d.frames, (d.height, d.width)  # the world it is made for (any size is scored)
         self.speed = float(d.speed)
         self.colour_width = colour_width

@@ -31,11 +31,11 @@ forward pass (a pair's score depends on its own video copy, so per-score gradien
 
 from __future__ import annotations
 
-import string
 
 import torch
 from torch.utils.checkpoint import checkpoint
 
+from tvrl_bench.config.rules import Checks, Rule, optional, template
 from tvrl_bench.registry import register
 from tvrl_bench.rewards.base import Reward
 from tvrl_bench.rewards.qwen.chat import render_prompt
@@ -53,6 +53,14 @@ class VideoAlign(Reward):
 
     uses_checks = False
     score_space = "score"
+
+    CHECKS = Checks(
+        score_names=Rule(lambda v: isinstance(v, (list, tuple)) and bool(v) and set(v) <= set(SCORE_NAMES)
+                         and len(set(v)) == len(v), f"distinct names from {', '.join(SCORE_NAMES)}", repr(HEAD_NAMES)),
+        prompt_template=optional(template({"prompt"}, example="None", extra="holding each of "
+                                          + ", ".join(SPECIAL_TOKENS) + " exactly once",
+                                          also=lambda text: all(text.count(t) == 1 for t in SPECIAL_TOKENS))),
+    )
 
     def __init__(
         self,
@@ -83,12 +91,6 @@ class VideoAlign(Reward):
         self.inputs = resolve_inputs("rewards.videoalign", inputs)
         score_names = tuple(score_names)
         prompt_template = VIDEOALIGN_PROMPT if prompt_template is None else prompt_template
-        if not score_names or not set(score_names) <= set(SCORE_NAMES) or len(set(score_names)) != len(score_names):
-            raise ValueError(f"rewards.videoalign.score_names={score_names} must be distinct names from {SCORE_NAMES}")
-        fields = {f for _, f, _, _ in string.Formatter().parse(prompt_template) if f is not None}
-        if fields != {"prompt"} or any(prompt_template.count(t) != 1 for t in SPECIAL_TOKENS):
-            raise ValueError("rewards.videoalign.prompt_template must contain the field {prompt} and each of "
-                             f"{', '.join(SPECIAL_TOKENS)} exactly once")
 
         model, head, processor, config = load_videoalign(path, base_path, checkpoint_step, self.inputs)
         self.model, self.head, self.processor, self.checkpoint_config = model, head, processor, config

@@ -6,6 +6,7 @@ import math
 
 import torch
 
+from tvrl_bench.config.rules import Checks, number
 from tvrl_bench.registry import register
 from tvrl_bench.samplers.base import Sampler
 
@@ -18,9 +19,9 @@ class CpsSampler(Sampler):
     the policy ratio of a Gaussian with fixed variance differs from theirs by that scale).
     """
 
+    CHECKS = Checks(a=number(0, 1, example="0.8"))
+
     def __init__(self, a: float = 0.8):
-        if not 0 <= a <= 1:
-            raise ValueError(f"samplers.cps.a must be in [0, 1], got {a}")
         self.a = a
 
     def variance(self, sigma: torch.Tensor, sigma_next: torch.Tensor) -> torch.Tensor:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from tvrl_bench.config.rules import Checks, number
 from tvrl_bench.registry import register
 from tvrl_bench.samplers.base import Sampler
 
@@ -12,9 +13,9 @@ from tvrl_bench.samplers.base import Sampler
 class DanceSampler(Sampler):
     """DanceGRPO SDE: variance eta^2 * |dt| with the shared score-corrected drift."""
 
+    CHECKS = Checks(eta=number(0, example="0.3"))
+
     def __init__(self, eta: float = 0.3):
-        if eta < 0:
-            raise ValueError(f"samplers.dance.eta must be >= 0, got {eta}")
         self.eta = eta
 
     def variance(self, sigma: torch.Tensor, sigma_next: torch.Tensor) -> torch.Tensor:

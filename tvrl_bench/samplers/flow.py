@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from tvrl_bench.config.rules import Checks, number
 from tvrl_bench.registry import register
 from tvrl_bench.samplers.base import Sampler
 
@@ -12,9 +13,9 @@ from tvrl_bench.samplers.base import Sampler
 class FlowSampler(Sampler):
     """Flow-GRPO SDE: variance a^2 * s/(1-s) * |dt| (at s = 1 the denominator is 1 - s')."""
 
+    CHECKS = Checks(a=number(0, example="0.7"))
+
     def __init__(self, a: float = 0.7):
-        if a < 0:
-            raise ValueError(f"samplers.flow.a must be >= 0, got {a}")
         self.a = a
 
     def variance(self, sigma: torch.Tensor, sigma_next: torch.Tensor) -> torch.Tensor:

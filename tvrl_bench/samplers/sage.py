@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from tvrl_bench.config.rules import Checks, number
 from tvrl_bench.registry import register
 from tvrl_bench.samplers.base import Sampler
 
@@ -12,11 +13,9 @@ from tvrl_bench.samplers.base import Sampler
 class SageSampler(Sampler):
     """SAGE SDE: Var = eta^2 * (-(s - s') + ln((1 - s') / (1 - min(s, 1 - clamp)))), Flow's g^2 integrated."""
 
+    CHECKS = Checks(eta=number(0, example="0.5"), clamp=number(0, 1, low_open=True, high_open=True, example="3e-3"))
+
     def __init__(self, eta: float = 0.5, clamp: float = 3e-3):
-        if eta < 0:
-            raise ValueError(f"samplers.sage.eta must be >= 0, got {eta}")
-        if not 0 < clamp < 1:
-            raise ValueError(f"samplers.sage.clamp must be in (0, 1), got {clamp}")
         self.eta = eta
         self.clamp = clamp
 

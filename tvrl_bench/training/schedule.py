@@ -27,14 +27,100 @@ import math
 
 import torch
 
-from tvrl_bench.config.errors import ConfigError
+from tvrl_bench.config.rules import Checks, Relation, Rule, Values, integer, number
 from tvrl_bench.registry import register
 from tvrl_bench.samplers.base import Sampler, ZeroVarianceError, shifted_sigmas
+
+
+def _window(value: object) -> bool:
+    return value is None or (isinstance(value, (list, tuple)) and len(value) == 2
+                             and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+                             and value[0] >= 0 and value[1] >= 1)
+
+
+def _block(value: object) -> bool:
+    return (isinstance(value, (list, tuple)) and len(value) == 3
+            and all(isinstance(b, int) and not isinstance(b, bool) and b >= 1 for b in value))
+
+
+def _window_fits(v: Values) -> str | None:
+    window, steps = v["sde_window"], v["num_steps"]
+    if window is None or window[0] + window[1] <= steps - 1:
+        return None
+    return (f"{v.binding('sde_window')} must lie within steps 0..{steps - 2} (the last step, {steps - 1}, is the "
+            f"deterministic ODE step; {v.binding('num_steps')}), e.g. {v.name('sde_window')} = (0, 2)")
+
+
+def _moving_window_has_a_window(v: Values) -> str | None:
+    if not v["window_shift_every"] or v["sde_window"] is not None:
+        return None
+    return (f"{v.binding('window_shift_every')} moves the SDE window: bind {v.name('sde_window')} = (start, size) "
+            "too, e.g. (0, 2)")
+
+
+def _window_moves(v: Values) -> str | None:
+    """MixGRPO's window must have somewhere to move: refused when it never would (the run would equal one without
+    the moving window)."""
+    window, every, stride = v["sde_window"], v["window_shift_every"], v["window_stride"]
+    if not every or window is None:
+        return None
+    start, size = window
+    room = v["num_steps"] - 1 - size - start  # steps the window's start can move before it ends at num_steps - 2
+    if room <= 0:
+        return (f"{v.binding('sde_window')} already ends at the last SDE step ({v.binding('num_steps')}), so "
+                f"{v.binding('window_shift_every')} never moves it; start it earlier or shrink it, e.g. "
+                f"{v.name('sde_window')} = (0, 2)")
+    if stride > room and v["window_restart"]:
+        return (f"{v.binding('window_stride')} is larger than the {room} step(s) {v.binding('sde_window')} can move "
+                f"before it ends at step {v['num_steps'] - 2}, and with {v.name('window_restart')} = True every move wraps back to the "
+                f"start: the window never moves (the run equals one without it); bind a stride of 1..{room}, e.g. "
+                f"{v.name('window_stride')} = 1")
+    return None
+
+
+def _window_stride_clipped(v: Values) -> str | None:
+    window, every, stride = v["sde_window"], v["window_shift_every"], v["window_stride"]
+    if not every or window is None or v["window_restart"]:
+        return None
+    room = v["num_steps"] - 1 - window[0] - window[1]
+    if 0 < room < stride:
+        return (f"{v.binding('window_stride')} is larger than the {room} step(s) {v.binding('sde_window')} can "
+                f"move: its first move takes it straight to its last position, where it stays; bind a stride of "
+                f"1..{room} for a sliding window, e.g. {v.name('window_stride')} = 1")
+    return None
+
+
+def _window_moves_within_the_trial(v: Values) -> str | None:
+    every, window = v["window_shift_every"], v["sde_window"]
+    updates = v["training.trial.steps"] * v["training.trial.minibatches"]
+    if not every or window is None or every < updates or updates == 0:
+        return None
+    return (f"{v.binding('window_shift_every')} updates is not below the trial's {updates} optimizer updates "
+            f"(training.trial.steps x minibatches): the SDE window never moves in this trial; bind fewer, e.g. "
+            f"{v.name('window_shift_every')} = {max(1, updates // 5)}")
 
 
 @register("training", "schedule")
 class Schedule:
     """Denoising schedule: timestep shift, SDE window (fixed or moving), trained fraction, shuffle, noise blocks, shared start."""
+
+    CHECKS = Checks(
+        [Relation(("sde_window", "num_steps"), _window_fits),
+         Relation(("window_shift_every", "sde_window"), _moving_window_has_a_window),
+         Relation(("window_stride", "sde_window", "num_steps", "window_shift_every", "window_restart"), _window_moves),
+         Relation(("window_stride", "sde_window", "num_steps", "window_shift_every", "window_restart"),
+                  _window_stride_clipped, warn=True),
+         Relation(("window_shift_every", "sde_window", "training.trial.steps", "training.trial.minibatches"),
+                  _window_moves_within_the_trial, warn=True)],
+        num_steps=integer(2, example="10", note="one SDE step and a final ODE step"),
+        shift=number(0, low_open=True, example="1.0"),
+        sde_window=Rule(_window, "None or (start, size) with integers start >= 0 and size >= 1", "(0, 2)"),
+        train_fraction=number(0, 1, low_open=True, example="1.0"),
+        noise_block=Rule(_block, "3 positive integers (latent frames, rows, columns sharing one noise value), e.g. "
+                         "(1, 1, 1) for per-element noise or the transformer's patch size", "(1, 1, 1)"),
+        window_shift_every=integer(0, example="12", note="0: the window stays"),
+        window_stride=integer(1, example="1"),
+    )
 
     def __init__(
         self,
@@ -50,38 +136,14 @@ class Schedule:
         window_stride: int = 1,
         window_restart: bool = False,
     ):
-        if num_steps < 2:
-            raise ConfigError(f"training.schedule.num_steps = {num_steps} must be >= 2 (one SDE step and a final ODE step), "
-                              "e.g. training.schedule.num_steps = 10")
-        if not 0 < train_fraction <= 1:
-            raise ConfigError(f"training.schedule.train_fraction = {train_fraction} must be in (0, 1]")
-        if sde_window is not None:
-            start, size = sde_window
-            if size < 1 or start < 0 or start + size > num_steps - 1:
-                raise ConfigError(
-                    f"training.schedule.sde_window = {tuple(sde_window)} must lie within steps 0..{num_steps - 2} "
-                    f"(the last step, {num_steps - 1}, is the deterministic ODE step)"
-                )
         self.num_steps = num_steps
         self.shift = shift
         self.sde_window = tuple(sde_window) if sde_window is not None else None
         self.train_fraction = train_fraction
         self.shuffle = shuffle
         self.balance = balance
-        block = tuple(noise_block)
-        if len(block) != 3 or not all(isinstance(b, int) and b >= 1 for b in block):
-            raise ConfigError(
-                f"training.schedule.noise_block = {noise_block!r} must be 3 positive integers (latent frames, rows, "
-                "columns sharing one noise value), e.g. (1, 1, 1) for per-element noise or the transformer's patch size"
-            )
-        self.noise_block = block
+        self.noise_block = tuple(noise_block)
         self.shared_start = shared_start
-        for name, value, low in (("window_shift_every", window_shift_every, 0), ("window_stride", window_stride, 1)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ConfigError(f"training.schedule.{name} = {value!r} must be an integer >= {low}")
-        if window_shift_every and sde_window is None:
-            raise ConfigError(f"training.schedule.window_shift_every = {window_shift_every} moves the SDE window: bind "
-                              "training.schedule.sde_window = (start, size) too, e.g. (0, 2)")
         self.window_shift_every = window_shift_every
         self.window_stride = window_stride
         self.window_restart = window_restart

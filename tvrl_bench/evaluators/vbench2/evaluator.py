@@ -40,6 +40,8 @@ from tvrl_bench.evaluators.vbench2.spec import (
     PER_PROMPT_DIMENSIONS,
     checked_dimension,
 )
+from tvrl_bench.config.errors import ConfigError
+from tvrl_bench.config.rules import Checks, integer, one_of, positive
 from tvrl_bench.registry import register
 
 
@@ -58,6 +60,8 @@ class VBench2Evaluator(Evaluator):
     """
 
     categories = tuple(CATEGORIES)
+
+    CHECKS = Checks(missing=one_of(*MISSING_POLICIES), fps=integer(1, example="24"), timeout_s=positive("14400.0"))
 
     def __init__(
         self,
@@ -79,7 +83,7 @@ class VBench2Evaluator(Evaluator):
         repo = repo or marker.get("repo")
         python_executable = python_executable or marker.get("python")
         if not repo or not python_executable:
-            raise ValueError(
+            raise ConfigError(
                 "evaluators.vbench2 needs VBench-2.0's environment: set evaluators.vbench2.env_dir to a folder made by "
                 "`tvrl-bench vbench2 setup --env DIR`, or set both evaluators.vbench2.repo (the VBench-2.0 folder) "
                 "and evaluators.vbench2.python_executable (that environment's python)"
@@ -87,7 +91,7 @@ class VBench2Evaluator(Evaluator):
         self.folder = vbench2_folder(repo)
         self.python = str(Path(python_executable).expanduser())
         if os.sep in self.python and not os.access(self.python, os.X_OK):
-            raise ValueError(
+            raise ConfigError(
                 f"evaluators.vbench2.python_executable = {self.python} is not an executable file; "
                 "point it at the VBench-2.0 environment's bin/python"
             )
@@ -96,8 +100,6 @@ class VBench2Evaluator(Evaluator):
             catalog = PromptCatalog(tuple(read_full_info(full_info)), str(full_info), catalog.aliases)
         self.catalog = catalog
         self.dimensions = tuple(checked_dimension(d) for d in dimensions)
-        if missing not in MISSING_POLICIES:
-            raise ValueError(f"evaluators.vbench2.missing must be one of {', '.join(MISSING_POLICIES)}, got '{missing}'")
         self.missing = missing
         self.fps = int(fps)
         self.timeout_s = float(timeout_s)

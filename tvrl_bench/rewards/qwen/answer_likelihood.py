@@ -21,18 +21,19 @@ gradient maps, per check or from one joint prompt per video (`maps.ScoreMaps`).
 
 from __future__ import annotations
 
-import string
 from typing import Any
 
 import torch
 from torch.utils.checkpoint import checkpoint
 
+from tvrl_bench.config.errors import ConfigError
+from tvrl_bench.config.rules import Checks, one_of, template
 from tvrl_bench.registry import register
 from tvrl_bench.rewards.base import Reward
 from tvrl_bench.rewards.qwen.answer_prompts import AnswerPrompts
 from tvrl_bench.rewards.qwen.answer_scorer import SCORE_TYPES, AnswerScorer
 from tvrl_bench.rewards.qwen.inputs import QwenInputs, resolve_inputs
-from tvrl_bench.rewards.qwen.joint import DEFAULT_JOINT_TEMPLATE, check_joint_template
+from tvrl_bench.rewards.qwen.joint import DEFAULT_JOINT_TEMPLATE
 from tvrl_bench.rewards.qwen.layout import QwenVisionTokens
 from tvrl_bench.rewards.qwen.loading import load_qwen_vl
 from tvrl_bench.rewards.qwen.maps import ScoreMaps
@@ -45,20 +46,18 @@ DEFAULT_QUESTION_TEMPLATE = "{question} Please answer Yes or No."
 PROMPT_MODES = ("per_check", "joint")
 
 
-def _check_template(template: str) -> None:
-    fields = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
-    if "question" not in fields or not fields <= {"question", "prompt"}:
-        raise ValueError(
-            f"question_template={template!r} must contain '{{question}}' and may contain '{{prompt}}' only "
-            f"(found fields: {sorted(fields)})"
-        )
-
-
 @register("rewards", "qwen_vl")
 class QwenVLAnswerLikelihood(Reward):
     """Qwen3.5 / Qwen3-VL / Qwen2.5-VL critic: teacher-forced log p("Yes" | video, question), differentiable."""
 
     grad_spaces = ("pixels", "critic")
+
+    CHECKS = Checks(
+        score_type=one_of(*SCORE_TYPES),
+        question_template=template({"question"}, {"prompt"}, example=repr(DEFAULT_QUESTION_TEMPLATE)),
+        prompt_mode=one_of(*PROMPT_MODES),
+        joint_template=template({"questions"}, {"prompt"}, example="'Answer each question:\\n{questions}'"),
+    )
 
     def __init__(
         self,
@@ -89,12 +88,6 @@ class QwenVLAnswerLikelihood(Reward):
         """
         super().__init__()
         self.inputs = resolve_inputs("rewards.qwen_vl", inputs)
-        if score_type not in SCORE_TYPES:
-            raise ValueError(f"rewards.qwen_vl.score_type='{score_type}' must be one of {SCORE_TYPES}")
-        _check_template(question_template)
-        if prompt_mode not in PROMPT_MODES:
-            raise ValueError(f"rewards.qwen_vl.prompt_mode='{prompt_mode}' must be one of {PROMPT_MODES}")
-        check_joint_template(joint_template)
 
         model, processor, model_type = load_qwen_vl(path, self.inputs, param="rewards.qwen_vl.path")
         self.model = model
@@ -108,7 +101,8 @@ class QwenVLAnswerLikelihood(Reward):
         )
         self.answer_ids = self.answer_prompts.answer_ids
         if not self.answer_ids:
-            raise ValueError(f"rewards.qwen_vl.answer={answer!r} has no tokens")
+            raise ConfigError(f"rewards.qwen_vl.answer={answer!r} has no tokens; give the answer word, e.g. "
+                              "rewards.qwen_vl.answer = 'Yes'")
         self.score_type = score_type
         self.question_template = question_template
         self.system_prompt = system_prompt

@@ -38,11 +38,10 @@ Qwen3-VL, Qwen3.5) and frozen.
 
 from __future__ import annotations
 
-import string
-
 import torch
 from torch.utils.checkpoint import checkpoint
 
+from tvrl_bench.config.rules import Checks, Relation, Rule, Values, integer, one_of, optional, positive, template
 from tvrl_bench.rewards.base import Reward
 from tvrl_bench.rewards.qwen import digit_vision
 from tvrl_bench.rewards.qwen.digit_prompts import DigitPrompts
@@ -56,27 +55,23 @@ from tvrl_bench.rewards.qwen.teacher_forcing import AnswerTemplate, DigitTokens,
 from tvrl_bench.rewards.qwen.video_settings import QwenVideoSettings
 
 
-def _check_parameters(name: str, prompt_template: str, digits: tuple[int, int], decimal_places: int,
-                      context: str | int, score_type: str, vision: str, rope_fps: float | None) -> None:
-    fields = {f for _, f, _, _ in string.Formatter().parse(prompt_template) if f is not None}
-    if fields != {"prompt"}:
-        raise ValueError(f"{name}.prompt_template must contain the field {{prompt}} and no other (found "
-                         f"{sorted(fields)}); write literal braces as {{{{ and }}}}")
-    lo, hi = digits
-    if not 0 <= lo < hi <= 9:
-        raise ValueError(f"{name}.digits={tuple(digits)} must be (low, high) single digits with low < high")
-    if decimal_places < 0:
-        raise ValueError(f"{name}.decimal_places={decimal_places} must be 0 or more")
-    if not (context == "greedy" or (isinstance(context, int) and lo <= context <= hi)):
-        raise ValueError(f"{name}.context={context!r} must be 'greedy' or a digit in {lo}..{hi}")
-    if score_type not in SCORE_TYPES:
-        raise ValueError(f"{name}.score_type='{score_type}' must be one of {SCORE_TYPES}")
-    if score_type == "max_normed" and decimal_places:
-        raise ValueError(f"{name}: score_type='max_normed' reads one digit; set decimal_places = 0")
-    if vision not in VISION_MODES:
-        raise ValueError(f"{name}.vision='{vision}' must be one of {VISION_MODES}")
-    if rope_fps is not None and rope_fps <= 0:
-        raise ValueError(f"{name}.rope_fps={rope_fps} must be positive or None")
+def _digit_range(value: object) -> bool:
+    return (isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(d, int) for d in value)
+            and 0 <= value[0] < value[1] <= 9)
+
+
+def _context_digit(v: Values) -> str | None:
+    context, (lo, hi) = v["context"], v["digits"]
+    if context == "greedy" or lo <= context <= hi:
+        return None
+    return f"{v.binding('context')} must be 'greedy' or a digit in {lo}..{hi}, e.g. {v.name('context')} = 'greedy'"
+
+
+def _one_digit_when_max_normed(v: Values) -> str | None:
+    if v["score_type"] != "max_normed" or not v["decimal_places"]:
+        return None
+    return (f"{v.binding('score_type')} reads one digit, but {v.binding('decimal_places')}; bind "
+            f"{v.name('decimal_places')} = 0")
 
 
 class QwenDigitScoreCritic(Reward):
@@ -85,6 +80,21 @@ class QwenDigitScoreCritic(Reward):
     uses_checks = False
     component_name = "qwen_digit_scores"
     score_space = "score"
+
+    CHECKS = Checks(
+        [Relation(("context", "digits"), _context_digit),
+         Relation(("score_type", "decimal_places"), _one_digit_when_max_normed)],
+        prompt_template=optional(template({"prompt"}, example="'{prompt}'")),  # None: the published prompt
+        digits=Rule(_digit_range, "(low, high) single digits with low < high", "(1, 5)"),
+        decimal_places=integer(0, example="0", note="digits read after the leading one"),
+        context=Rule(lambda v: v == "greedy" or (isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 9),
+                     "'greedy' or a digit of the score range", "'greedy'"),
+        score_type=one_of(*SCORE_TYPES),
+        vision=one_of(*VISION_MODES),
+        num_images=integer(1, example="16"),
+        max_total_tokens=optional(integer(1, example="128000")),
+        rope_fps=optional(positive("2.0")),
+    )
 
     def __init__(
         self,
@@ -109,7 +119,6 @@ class QwenDigitScoreCritic(Reward):
         super().__init__()
         name = f"rewards.{self.component_name}"
         self.inputs = resolve_inputs(name, inputs)
-        _check_parameters(name, prompt_template, digits, decimal_places, context, score_type, vision, rope_fps)
         self.score_names = tuple(score_names)
         self.template = AnswerTemplate.parse(answer_template, self.score_names, f"{name}.answer_template")
         model, processor, model_type = load_qwen_vl(path, self.inputs, param=f"{name}.path")

@@ -9,7 +9,6 @@ having been answered "Yes" (one forward per video gives all K scores).
 from __future__ import annotations
 
 import json
-import string
 from typing import Any, Sequence
 
 DEFAULT_JOINT_TEMPLATE = (
@@ -18,16 +17,6 @@ DEFAULT_JOINT_TEMPLATE = (
     '- For "yes_no" questions, answer with "Yes" or "No" only.\n'
     'Reply with a JSON array of objects with the keys "id" and "answer", in the order of the questions.'
 )
-
-
-def check_joint_template(template: str) -> None:
-    """ValueError unless the template has a {questions} field and at most a {prompt} field besides."""
-    fields = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
-    if "questions" not in fields or not fields <= {"questions", "prompt"}:
-        raise ValueError(
-            f"joint_template={template!r} must contain '{{questions}}' and may contain '{{prompt}}' only "
-            f"(found fields: {sorted(fields)})"
-        )
 
 
 def check_id(k: int) -> str:

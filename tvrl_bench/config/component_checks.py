@@ -1,0 +1,160 @@
+"""Every component's declared checks (config/rules.py) run on the parsed config, before anything is built.
+
+A component is checked when the config binds one of its parameters (its rules: the bound values) or refers to it
+(`OBJECTIVE = @objectives.nft()`: its rules on every value, defaults included, and its relations, which may read
+other components' values, e.g. `training.trial.group_size`). `training.*` components are built by every trial
+and checked as referred to. A refused value is one line naming the file and line (or `--gin_bindings`) that bound
+it; a relation's warning is logged once per process.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from typing import Any
+
+import gin
+
+from tvrl_bench import registry
+from tvrl_bench.config.errors import ConfigError
+from tvrl_bench.config.rules import Unknown, Values, declared_checks
+from tvrl_bench.config.statements import LoadedConfig, locate
+from tvrl_bench.config.values import references
+
+log = logging.getLogger("tvrl_bench.config")
+
+_MACRO = ("gin.macro", "macro")
+_WARNED: set[str] = set()
+_ALWAYS_BUILT = ("training.trial", "training.schedule", "training.optimizer")
+
+
+def _qualified(selector: str, names: set[str]) -> str | None:
+    if selector in names:
+        return selector
+    return next((n for n in sorted(names) if n.endswith("." + selector)), None)
+
+
+def _references(value: Any):
+    """Selectors of every `@component` inside a bound value."""
+    for reference in references(value):
+        if reference.selector not in _MACRO:
+            yield reference.selector
+
+
+def _resolve(value: Any) -> Any:
+    """A bound value with `%MACRO` replaced by the macro's value; Unknown for a reference to a component."""
+    if isinstance(value, gin.config.ConfigurableReference):
+        if value.selector in _MACRO:
+            name = value.scoped_selector.rsplit("/", 1)[0]
+            try:
+                return _resolve(gin.query_parameter(f"{name}/macro.value"))
+            except ValueError:
+                raise Unknown(name) from None
+        raise Unknown(value.selector)
+    return value
+
+
+class _Own(dict):
+    """A component's values: what the config binds, else its constructor's defaults; references are Unknown."""
+
+    def __init__(self, bound: dict[str, Any], defaults: dict[str, Any]):
+        super().__init__({**defaults, **bound})
+
+    def __getitem__(self, key: str) -> Any:
+        return _resolve(super().__getitem__(key))
+
+
+def _defaults(target: Any) -> dict[str, Any]:
+    fn = target.__init__ if inspect.isclass(target) else target
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    return {p.name: p.default for p in params if p.default is not inspect.Parameter.empty and p.name != "self"}
+
+
+def _bound(qualified: str, names: set[str]) -> dict[str, Any]:
+    """What the config binds to `qualified` (unscoped, or in any scope: the last one wins)."""
+    found: dict[str, Any] = {}
+    for (scope, selector), values in gin.config._CONFIG.items():
+        if _qualified(selector, names) == qualified:
+            found.update(values)
+    return found
+
+
+def _outside(names: set[str]):
+    def value(key: str) -> Any:
+        selector, param = key.rsplit(".", 1)
+        qualified = _qualified(selector, names)
+        if qualified is None:
+            raise Unknown(key)
+        bound = _bound(qualified, names)
+        if param in bound:
+            return _resolve(bound[param])
+        defaults = _defaults(registry.get(qualified).target)
+        if param not in defaults:
+            raise Unknown(key)
+        return defaults[param]
+    return value
+
+
+def checked_components() -> tuple[set[str], set[str]]:
+    """(components whose parameters the config binds, components it refers to or every trial builds)."""
+    names = set(registry.registered_names())
+    bound, referred = set(), set()
+    for (scope, selector), values in gin.config._CONFIG.items():
+        if (qualified := _qualified(selector, names)) is not None:
+            bound.add(qualified)
+        for value in values.values():
+            for reference in _references(value):
+                if (qualified := _qualified(reference, names)) is not None:
+                    referred.add(qualified)
+    if "training.trial" in bound:
+        referred |= {n for n in _ALWAYS_BUILT if n in names}
+    return bound, referred
+
+
+def component_problems(loaded: LoadedConfig | None = None) -> tuple[list[str], list[str]]:
+    """(refused lines, warning lines), each prefixed with where its value was bound."""
+    names = set(registry.registered_names())
+    bound, referred = checked_components()
+    errors, warnings = [], []
+    for qualified in sorted(bound | referred):
+        target = registry.get(qualified).target
+        checks = declared_checks(target)
+        if checks is None:
+            continue
+        given = _bound(qualified, names)
+        own = _Own(given, _defaults(target) if qualified in referred else {})
+        for problem in checks.problems(qualified, Values(qualified, own, _outside(names)),
+                                       relations=qualified in referred):
+            where = _where(loaded, qualified, problem.params)
+            line = f"{where}: {problem.message}" if where else problem.message
+            (warnings if problem.warn else errors).append(line)
+    return errors, warnings
+
+
+def _where(loaded: LoadedConfig | None, qualified: str, params: tuple[str, ...]) -> str | None:
+    """Where the user bound one of `params`: the command line first, then the user's own files (not an included
+    preset), then any file; among equals the first of `params` (a relation lists its subject first)."""
+    found = []
+    for param in params:
+        selector, name = param.rsplit(".", 1) if "." in param else (qualified, param)
+        if (place := locate(loaded, selector, name)) is not None:
+            found.append(place)
+    own = {b.origin for b in loaded.top_level} if loaded is not None else set()
+    for wanted in (lambda p: p == "--gin_bindings", lambda p: p in own, lambda p: True):
+        if chosen := next((p for p in found if wanted(p)), None):
+            return chosen
+    return None
+
+
+def check_components(loaded: LoadedConfig | None = None) -> None:
+    """ConfigError listing every value a component's declared checks refuse; warnings logged once each."""
+    errors, warnings = component_problems(loaded)
+    for line in warnings:
+        if line not in _WARNED:
+            _WARNED.add(line)
+            log.warning("%s", line)
+    if errors:
+        raise ConfigError("\n".join(dict.fromkeys(errors)))
