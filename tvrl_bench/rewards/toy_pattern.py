@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import torch
 
+from tvrl_bench.config.rules import Checks, number
 from tvrl_bench.registry import register
 from tvrl_bench.rewards.base import Reward
 
@@ -22,11 +23,11 @@ class ToyPattern(Reward):
 
     score_space = "prob"  # in [0, 1], like a probability of "yes"
 
+    CHECKS = Checks(fraction=number(0, 1, low_open=True, example="0.25", note="the patch's side, of the frame's"))
+
     def __init__(self, fraction: float = 0.25) -> None:
         """fraction: the patch's side as a fraction of the frame's height and width (0 < fraction <= 1)."""
         super().__init__()
-        if not 0.0 < fraction <= 1.0:
-            raise ValueError(f"rewards.toy_pattern.fraction = {fraction}: give a fraction of the frame in (0, 1]")
         self.fraction = float(fraction)
         self.freeze()
 
