@@ -68,7 +68,7 @@ def log_artifacts(study, client, run_id: str, label: str, seed: int, folder) -> 
 def page_study(new_study, mlflow_store, tmp_path_factory):
     uri, client, _ = mlflow_store
     scratch = tmp_path_factory.mktemp("page_artifacts")
-    study = new_study("page", tables="power")
+    study = new_study("page", tables="credit")
     for label, (params, overall, critic) in METHODS.items():
         for seed in SEEDS:
             final = 0 if label == "base" else 4
@@ -103,9 +103,9 @@ def test_the_page_is_written_with_its_csv_files_and_logged_to_the_parent_run(pag
     for name in ("index.html", "page_hacking.csv", "page_improvement.csv", "page_iqm.csv"):
         assert (folder / name).is_file() and str(folder / name) in summary["files"]
     logged = {f.path for f in mlflow_store[1].list_artifacts(study.parent_id, "reports")}
-    assert {"reports/index.html", "reports/page_hacking.csv", "reports/power.md"} <= logged
+    assert {"reports/index.html", "reports/page_hacking.csv", "reports/credit.md"} <= logged
     html = (folder / "index.html").read_text()
-    assert 'id="table-power"' in html and "Separated (95% CI excludes 0)" in html  # the table and its answer
+    assert 'id="table-credit"' in html and "Separated (95% CI excludes 0)" in html  # the table and its answer
     assert "<script" not in html and 'src="http' not in html  # self-contained
 
 
@@ -123,7 +123,7 @@ def test_hacking_panel_numbers_and_the_flag(page_study):
         gap = paired({s: 100 * (critic[s] - overall[s]) for s in SEEDS},
                      {s: 100 * (base_critic[s] - base_overall[s]) for s in SEEDS})
         assert [float(row["gap"]), float(row["gap_ci_low"]), float(row["gap_ci_high"])] == pytest.approx(list(gap))
-        assert row["baseline"] == "the base model (scored by toy_pattern)" and row["seeds"] == "3"
+        assert row["baseline"] == "the base model" and row["seeds"] == "3"
     assert rows["window3"]["flagged"] == "1" and rows["uniform"]["flagged"] == "0"
     (flag,) = summary["page"]["flags"]
     assert flag.startswith("reward hacking? window3: critic Δ +")
@@ -199,7 +199,7 @@ def test_wide_eval_is_preferred_where_every_trial_has_it(new_study, mlflow_store
             study.trial({**params, "seed": seed}, metrics)
     study.finish()
     out = tmp_path_factory.mktemp("reports")
-    summary = regenerate(study.study, tracking_uri=uri, out_dir=out, plots=False, tables="power")
+    summary = regenerate(study.study, tracking_uri=uri, out_dir=out, plots=False, tables="credit")
     assert summary["page"]["source"] == "wide_eval"
     (row,) = read_csv(out / study.study / "page_hacking.csv")
     assert row["source"] == "wide_eval"
@@ -208,7 +208,7 @@ def test_wide_eval_is_preferred_where_every_trial_has_it(new_study, mlflow_store
     assert 'data-source="wide_eval"' in html and "Final scores from wide_eval/*" in html
     # one trial without wide_eval: both sides must use one metric, so the page falls back to eval/*
     study.trial({**METHODS["window3"][0], "seed": 3}, {"eval/overall": 0.3, "eval/critic_reward": 0.5})
-    summary = regenerate(study.study, tracking_uri=uri, out_dir=out, plots=False, tables="power", log_to_mlflow=False)
+    summary = regenerate(study.study, tracking_uri=uri, out_dir=out, plots=False, tables="credit", log_to_mlflow=False)
     assert summary["page"]["source"] == "eval"
     assert "only 6 of 7 trials logged wide_eval/*" in (out / study.study / "index.html").read_text()
 
@@ -223,7 +223,7 @@ def test_a_method_without_a_base_of_its_critic_is_compared_with_its_own_step_zer
                     curves={"eval/overall": {0: 0.40 + 0.02 * seed}, "eval/critic_reward": {0: 0.60}})
     study.finish()
     out = tmp_path_factory.mktemp("reports")
-    regenerate(study.study, tracking_uri=uri, out_dir=out, plots=False, tables="power", log_to_mlflow=False)
+    regenerate(study.study, tracking_uri=uri, out_dir=out, plots=False, tables="credit", log_to_mlflow=False)
     (row,) = read_csv(out / study.study / "page_hacking.csv")
     assert row["method"] == "TVRL" and row["critic"] == "toy_oracle" and row["baseline"] == "its own step-0 evaluation"
     assert float(row["evaluator_delta"]) == pytest.approx(100 * statistics.fmean([0.10 - 0.01 * s for s in SEEDS]))
@@ -243,7 +243,7 @@ def test_a_real_model_study_without_critic_rewards_or_artifacts_says_what_is_mis
                          "policy": "hunyuan_video15_480p"}, metrics)
     study.finish()
     out = tmp_path_factory.mktemp("reports")
-    summary = regenerate(study.study, tracking_uri=uri, out_dir=out, plots=False, tables="power", log_to_mlflow=False)
+    summary = regenerate(study.study, tracking_uri=uri, out_dir=out, plots=False, tables="credit", log_to_mlflow=False)
     assert summary["page"]["flags"] == []
     folder = out / study.study
     rows = {r["method"]: r for r in read_csv(folder / "page_hacking.csv")}
@@ -266,7 +266,7 @@ def test_no_page_option(new_study, mlflow_store, tmp_path_factory):
     study.trial({**METHODS["base"][0], "seed": 0}, {"eval/overall": 0.4})
     study.finish()
     out = tmp_path_factory.mktemp("reports")
-    summary = regenerate(study.study, tracking_uri=mlflow_store[0], out_dir=out, plots=False, tables="power",
+    summary = regenerate(study.study, tracking_uri=mlflow_store[0], out_dir=out, plots=False, tables="credit",
                          page=False)
     assert summary["page"] is None and not (out / study.study / "index.html").exists()
     assert page_lines(summary["page"]) == []

@@ -20,6 +20,7 @@ from tvrl_bench.report.study_page.tables import TableSection, table_sections
 from tvrl_bench.report.table_result import TableResult
 
 CURVE_METRICS = ("eval/overall", "eval/critic_reward")
+MAX_MEDIA_METHODS = 12  # videos and credit maps of the first methods only (each costs a download)
 EVAL_SUBSET_PARAM = "params.training.trial.eval_subset"
 
 
@@ -151,7 +152,10 @@ def _b64(data: bytes) -> str:
 
 
 def _videos(data: PageData, reader: ArtifactReader, limit: int) -> None:
-    methods = data.methods
+    methods = data.methods[:MAX_MEDIA_METHODS]
+    if len(data.methods) > MAX_MEDIA_METHODS:
+        data.video_notes.append(f"Videos and credit maps of the first {MAX_MEDIA_METHODS} of {len(data.methods)} "
+                                "methods.")
     seed = common_seed(methods)
     if seed is None:
         data.video_notes.append("No seed is shared by every method: no videos side by side.")
@@ -183,7 +187,7 @@ def _videos(data: PageData, reader: ArtifactReader, limit: int) -> None:
 
 def _heatmaps(data: PageData, reader: ArtifactReader) -> None:
     seed = data.video_seed
-    for m in data.methods:
+    for m in data.methods[:MAX_MEDIA_METHODS]:
         if m.base:
             continue
         run_id = m.run_of(seed) if seed is not None else str(m.runs["run_id"].iloc[0])

@@ -5,7 +5,8 @@ Scores are x 100. Where every run logged per-video scores of its final evaluatio
 with a `score`) and the page reads `eval/*`, a task is an eval prompt and a run is a seed (the runs of one seed
 averaged): P(A > B) is the probability that A beats B on a random prompt for a random seed of each. Otherwise
 (`wide_eval/*`, which logs no per-prompt scores, or an evaluator without per-video scores) there is one task, the
-final overall score, and the runs are the seeds. The IQM needs at least MIN_IQM_SEEDS seeds.
+final overall score, and the runs are the seeds. The IQM needs at least MIN_IQM_SEEDS seeds. A study of more than
+MAX_ALL_PAIRS methods compares each with the first one (the base model where there is one), not every pair.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from tvrl_bench.report.study_page.methods import Method, Source, seed_key
 
 SCALE = 100.0
 MIN_IQM_SEEDS = 3
+MAX_ALL_PAIRS = 10  # with more methods, each is compared with the first (the base model) only
 
 PromptScores = Callable[[str], "dict[tuple[int, str], float] | None"]  # run id -> {(index, prompt): score}
 
@@ -106,7 +108,7 @@ def compare(methods: list[Method], source: Source, prompt_scores: PromptScores |
     scores, unit = method_scores(methods, source, prompt_scores)
     pairs = []
     for i, a in enumerate(methods):
-        for b in methods[:i]:
+        for b in methods[:i] if len(methods) <= MAX_ALL_PAIRS else methods[:min(i, 1)]:
             sa, sb = scores[a.label], scores[b.label]
             delta = paired_delta({s: SCALE * v for s, v in a.per_seed(source.overall).items()},
                                  {s: SCALE * v for s, v in b.per_seed(source.overall).items()})

@@ -48,9 +48,10 @@ class HackingRow:
         """One line for the page and the sweep's last lines."""
         c, e, g = self.critic, self.evaluator, self.gap
         assert c is not None and e is not None and g is not None
+        scored = f" (scored by {self.critic_name})" if self.critic_name and self.baseline == "the base model" else ""
         return (f"reward hacking? {self.method}: critic Δ {c.delta:+.2f} [{c.ci_low:+.2f}, {c.ci_high:+.2f}] exceeds "
                 f"evaluator Δ {e.delta:+.2f} [{e.ci_low:+.2f}, {e.ci_high:+.2f}] by {g.delta:+.2f} "
-                f"[{g.ci_low:+.2f}, {g.ci_high:+.2f}] over {self.baseline} ({g.n_treated} seeds)")
+                f"[{g.ci_low:+.2f}, {g.ci_high:+.2f}] over {self.baseline}{scored} ({g.n_treated} seeds)")
 
 
 StepZero = Callable[[str, str], "float | None"]  # (run id, metric) -> its value at step 0, or None
@@ -77,7 +78,7 @@ def _row(method: Method, base: Method | None, source: Source, step_zero: StepZer
     baseline = _base_runs(base, critic_name)
     if baseline is not None:
         evaluator_b, critic_b = baseline.per_seed(source.overall), baseline.per_seed(source.critic)
-        row.baseline = "the base model" + (f" (scored by {critic_name})" if critic_name else "")
+        row.baseline = "the base model"
     elif source.prefix == "eval" and step_zero is not None:
         evaluator_b, critic_b = _step_zero(method, source.overall, step_zero), _step_zero(method, source.critic, step_zero)
         row.baseline = "its own step-0 evaluation"

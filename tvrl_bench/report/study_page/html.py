@@ -9,38 +9,9 @@ import time
 
 from tvrl_bench.report.stats import DeltaStat
 from tvrl_bench.report.study_page.build import PageData, VideoCell
+from tvrl_bench.report.study_page.style import CSS
 
 e = html.escape
-
-CSS = """
-body { font-family: system-ui, sans-serif; margin: 1.5em 2em; color: #222; max-width: 1400px; }
-h1 { margin-bottom: 0.2em; } h2 { margin-top: 1.6em; border-bottom: 1px solid #ccc; padding-bottom: 0.2em; }
-nav a { margin-right: 1em; } .meta { color: #555; font-size: 0.92em; }
-table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.92em; }
-th, td { padding: 0.25em 0.7em; text-align: right; white-space: nowrap; }
-th:first-child, td:first-child { text-align: left; }
-thead th { border-top: 2px solid #222; border-bottom: 1px solid #222; }
-tbody tr:last-child td { border-bottom: 2px solid #222; }
-tr.group-start td { border-top: 1px solid #999; }
-td.missing { color: #b00; } td.ns { color: #777; }
-.notes { font-size: 0.85em; color: #444; } .answer { font-weight: 600; margin: 0.3em 0; }
-.flags { margin: 0.8em 0; }
-.hacking-flag { background: #fdecea; border-left: 4px solid #c62828; padding: 0.4em 0.7em; margin: 0.3em 0; }
-.no-flag { background: #edf7ed; border-left: 4px solid #2e7d32; padding: 0.4em 0.7em; }
-tr.flagged td { background: #fdecea; font-weight: 600; }
-.curves { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }
-.legend span { display: inline-block; margin-right: 1.2em; font-size: 0.9em; }
-.legend i { display: inline-block; width: 14px; height: 4px; margin-right: 4px; vertical-align: middle; }
-.prompt { margin: 1em 0; } .prompt-text { font-weight: 600; }
-.videos, .maps { display: flex; flex-wrap: wrap; gap: 1em; }
-figure { margin: 0; } figcaption { font-size: 0.85em; max-width: 240px; }
-video { width: 200px; height: 200px; image-rendering: pixelated; background: #000; }
-.maps img { max-width: 460px; border: 1px solid #ddd; }
-#improvement-table td:nth-child(2) { text-align: left; }
-ul.verdicts { list-style: none; padding: 0; margin: 0.2em 0; }
-.pass { color: #2e7d32; } .fail { color: #c62828; }
-.muted { color: #777; }
-""".strip()
 
 
 def delta_text(d: DeltaStat | None) -> str:
@@ -96,9 +67,9 @@ def _tables(data: PageData) -> list[str]:
         out.append('<p class="muted">No table was made for this study.</p>')
     for t in data.tables:
         fragment = t.fragment.replace("<h2>", "<h3>").replace("</h2>", "</h3>")
+        title, _, rest = fragment.partition("</h3>")
         out.append(f'<div class="study-table" id="table-{e(t.name)}">')
-        out.append(f'<p class="answer">{e(t.answer)}</p>')
-        out.append(fragment)
+        out.append(f'{title}</h3><p class="answer">{e(t.answer)}</p>{rest}' if rest else fragment)
         out.append("</div>")
     out.append("</section>")
     return out
@@ -133,10 +104,10 @@ def _hacking(data: PageData) -> list[str]:
         out.append('<p class="muted">No trained method in this study.</p></section>')
         return out
     out.append('<table id="hacking-table"><thead><tr><th>Method</th><th>Critic</th><th>Baseline</th><th>Critic Δ</th>'
-               "<th>Evaluator Δ</th><th>Critic Δ − evaluator Δ</th><th>Verdict</th></tr></thead><tbody>")
+               "<th>Evaluator Δ</th><th>Gap: critic Δ − evaluator Δ</th><th>Verdict</th></tr></thead><tbody>")
     for r in data.hacking:
         if r.flagged:
-            verdict = "flagged: possible reward hacking"
+            verdict = "flagged"
         elif r.missing:
             verdict = r.missing
         else:
