@@ -5,7 +5,7 @@ Builds (once, then reuses) a SQLite MLflow store with one study of 1,000 finishe
 categories, 18 eval/dim/* metrics, 50-step training curves) and 2,000 win-rate judgments, then times
 `regenerate(...)` in this process: tables only (md, tex, csv, html; logged to the parent run), and tables with plots.
 
-    python benchmarks/report.py [--root DIR] [--repeats 3]
+    python benchmarks/report.py [--root DIR] [--repeats 3] [--runs 1000]
 
 Prints the setup, import and per-repeat figures; the last line is `report_s=<median seconds, tables only>`.
 """
@@ -29,15 +29,15 @@ CATEGORIES = ["creativity", "commonsense", "controllability", "human_fidelity", 
 DIMENSIONS = [f"dimension_{i:02d}" for i in range(18)]
 
 
-def trial_params() -> list[dict[str, str]]:
-    """1,000 param sets: 40 base runs (4 rewards x 10 seeds) and 960 trained runs."""
+def trial_params(runs: int = RUNS) -> list[dict[str, str]]:
+    """`runs` param sets (at least 41): 40 base runs (4 rewards x 10 seeds), the rest trained (960 of 1,000)."""
     base = [{"reward": r, "sampler": "sage", "credit": "uniform", "method": "base", "seed": str(s)}
             for r in REWARDS for s in range(10)]
     combos = list(itertools.product(SAMPLERS, REWARDS, CREDITS))
     trained = []
     for seed in itertools.count():
         for sampler, reward, credit in combos:
-            if len(base) + len(trained) == RUNS:
+            if len(base) + len(trained) == runs:
                 return base + trained
             method = "GRPO" if credit == "uniform" else "TVRL"
             trained.append({"reward": reward, "sampler": sampler, "credit": credit, "method": method,
@@ -45,15 +45,15 @@ def trial_params() -> list[dict[str, str]]:
     raise AssertionError("unreachable")
 
 
-def build_store(root: Path) -> str:
-    """The tracking URI of the benchmark store, creating it when it is not there yet."""
+def build_store(root: Path, runs: int = RUNS) -> str:
+    """The tracking URI of the benchmark store of `runs` runs, creating it when it is not there yet."""
     from mlflow import MlflowClient
     from mlflow.entities import Metric, Param
 
     db = root / "mlflow.db"
     uri = f"sqlite:///{db}"
     done = root / "complete"
-    if done.is_file():
+    if done.is_file() and done.read_text() == f"{runs} runs\n":
         return uri
     root.mkdir(parents=True, exist_ok=True)
     db.unlink(missing_ok=True)
@@ -62,7 +62,7 @@ def build_store(root: Path) -> str:
     experiment = client.create_experiment(STUDY, artifact_location=str(root / "artifacts"))
     parent = client.create_run(experiment, run_name=STUDY, tags={"tvrl.role": "study", "tvrl.study": STUDY})
     rng = random.Random(0)
-    for i, params in enumerate(trial_params()):
+    for i, params in enumerate(trial_params(runs)):
         tags = {"mlflow.parentRunId": parent.info.run_id, "tvrl.role": "trial", "tvrl.study": STUDY,
                 "tvrl.trial_key": f"k{i}", "tvrl.attempt": "0"}
         run = client.create_run(experiment, tags=tags)
@@ -82,7 +82,7 @@ def build_store(root: Path) -> str:
         client.set_terminated(run.info.run_id, status)
     client.set_terminated(parent.info.run_id)
     build_judgments(root / "judgments.sqlite")
-    done.write_text(f"{RUNS} runs\n")
+    done.write_text(f"{runs} runs\n")
     print(f"setup_s={time.perf_counter() - start:.1f} (store built once at {root})")
     return uri
 
@@ -107,6 +107,7 @@ def main() -> None:
     parser.add_argument("--root", default=str(Path(tempfile.gettempdir()) / "tvrl-bench-report-benchmark"),
                         help="where the benchmark store is built once and reused")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=RUNS, help=f"finished trial runs in the study (>= 41; default {RUNS})")
     args = parser.parse_args()
     root = Path(args.root)
 
@@ -116,7 +117,7 @@ def main() -> None:
     from tvrl_bench.report.pipeline import regenerate
 
     print(f"import_s={time.perf_counter() - start:.2f} (mlflow, pandas, tvrl_bench.report; not counted below)")
-    uri = build_store(root)
+    uri = build_store(root, args.runs)
     tables = ["rewards", "samplers", "credit", "winrate"]
     judgments = root / "judgments.sqlite"
 
@@ -127,12 +128,12 @@ def main() -> None:
                                  judgments=judgments)
             seconds = time.perf_counter() - t0
         assert sorted(summary["tables"]) == sorted(tables), summary["skipped"]
-        assert summary["runs"]["finished"] == RUNS and summary["logged"]
+        assert summary["runs"]["finished"] == args.runs and summary["logged"]
         return seconds
 
     with_plots = [timed(plots=True) for _ in range(args.repeats)]
     tables_only = [timed(plots=False) for _ in range(args.repeats)]
-    print(f"runs={RUNS} tables={len(tables)} formats=md,tex,csv,html (logged to the parent run)")
+    print(f"runs={args.runs} tables={len(tables)} formats=md,tex,csv,html (logged to the parent run)")
     print("with_plots_s=" + ",".join(f"{s:.2f}" for s in with_plots)
           + f" median={statistics.median(with_plots):.2f} (curves: <= 10 runs per cell; heatmaps)")
     print("tables_only_s=" + ",".join(f"{s:.2f}" for s in tables_only))

@@ -16,7 +16,7 @@ peak_fraction = median over steps of (step FLOPs / step time) / matmul rate.
 Last line: peak_fraction=<ratio> rollouts_per_s=<TVRL rollouts per second> tvrl_over_grpo=<ratio> step_s=<TVRL
 median step> batched_speedup=<ratio> reference_step_s=<seconds> speedup=<reference / TVRL>.
 
-    python benchmarks/step.py [--steps 10] [--no-reference] [--policy-path DIR]
+    python benchmarks/step.py [--steps 10] [--no-reference] [--policy-path DIR] [--gin_bindings B ...]
 """
 
 from __future__ import annotations
@@ -103,8 +103,8 @@ def step_times(trainers: dict[str, Trainer], steps: range) -> dict[str, list[flo
     return times
 
 
-def credit_times(repeats: int, policy_path: str | None) -> tuple[list[float], list[float], int]:
-    t = trainer("window3", policy_path, "/tmp/tvrl-bench-step-credit")
+def credit_times(repeats: int, policy_path: str | None, bindings: list[str] = ()) -> tuple[list[float], list[float], int]:
+    t = trainer("window3", policy_path, "/tmp/tvrl-bench-step-credit", bindings)
     items = [it for it in t.train_items if len(it.checks) >= 4][:2]
     group = t.s.group_size
     prompts = [it.prompt for it in items for _ in range(group)]
@@ -128,6 +128,8 @@ def main() -> None:
     parser.add_argument("--credit-repeats", type=int, default=30, help="timed credit computations (default 30)")
     parser.add_argument("--no-reference", action="store_true", help="skip the unoptimised TVRL trainer")
     parser.add_argument("--policy-path", help="toy policy folder (default: the shipped one)")
+    parser.add_argument("--gin_bindings", nargs="*", default=[],
+                        help="extra gin bindings for every trainer, e.g. 'training.trial.prompts_per_step = 2'")
     args = parser.parse_args()
     torch.set_num_threads(1)
     print(f"machine load (1, 5, 15 min): {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -137,9 +139,9 @@ def main() -> None:
         print(f"matmul {m}x{k} @ {k}x{n}: {rate:.1f} GFLOP/s")
     peak = max(rates.values())  # GFLOP/s
 
-    names = {"tvrl": ("window3", []), "grpo": ("uniform", [])}
+    names = {"tvrl": ("window3", args.gin_bindings), "grpo": ("uniform", args.gin_bindings)}
     if not args.no_reference:
-        names["reference"] = ("window3", REFERENCE)
+        names["reference"] = ("window3", REFERENCE + args.gin_bindings)
     trainers = {n: trainer(c, args.policy_path, f"/tmp/tvrl-bench-step-{n}", b) for n, (c, b) in names.items()}
     for t in trainers.values():
         t.step(0)  # warm-up
@@ -153,8 +155,8 @@ def main() -> None:
             counter_trainer.step(0)
             flops[name] = [step_flops(counter_trainer, step) for step in timed]
 
-    batched, looped, videos = credit_times(args.credit_repeats, args.policy_path)
-    rollouts = trainers["tvrl"].local_rollouts
+    batched, looped, videos = credit_times(args.credit_repeats, args.policy_path, args.gin_bindings)
+    rollouts = trainers["tvrl"].local_prompts * trainers["tvrl"].s.group_size  # this process's rollouts per step
     medians = {n: statistics.median(ts) for n, ts in times.items()}
     achieved = {n: statistics.median(f[0] / s for f, s in zip(flops[n], times[n])) for n in flops}
     fractions = {n: achieved[n] / 1e9 / peak for n in achieved}

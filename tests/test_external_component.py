@@ -9,8 +9,12 @@ from pathlib import Path
 
 from mlflow.tracking import MlflowClient
 
+import pytest
+
 from tests.support import console_script
 from tests.sweeps.helpers import write_study
+
+pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -21,6 +21,8 @@ from tests.annotate.helpers import CliServer, free_port, listening_addresses, sh
 from tests.report.helpers import read_rendered
 from tests.support import console_script
 
+pytestmark = pytest.mark.integration
+
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 KEYS = {"left": "ArrowLeft", "right": "ArrowRight", "tie": "ArrowDown"}

@@ -17,6 +17,8 @@ from tvrl_bench.cli import report as report_cli
 from tvrl_bench.cli.main import main
 from tvrl_bench.report.judgment_store import CSV_COLUMNS
 
+pytestmark = pytest.mark.integration
+
 
 def test_refuses_to_bind_beyond_localhost_without_an_explicit_host():
     for host in ("0.0.0.0", "::"):

@@ -13,6 +13,8 @@ import requests
 from tests.annotate.helpers import ThreadServer, sha256
 from tvrl_bench.annotate.page import PAGE_HTML
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture
 def served(open_session):

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+
 from tests.annotate.helpers import log_toy_study
 from tests.support import console_script
+
+pytestmark = pytest.mark.integration
 
 
 def test_the_toy_judge_prefers_ground_truth_and_feeds_the_winrate_table(tmp_path):

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+
 from tests.support import console_script
 from tvrl_bench import registry
+
+pytestmark = pytest.mark.integration
 
 
 def run(*args):

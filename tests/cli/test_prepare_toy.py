@@ -11,6 +11,8 @@ from tests.support import console_script
 from tvrl_bench.cli.main import build_parser, main
 from tvrl_bench.policies.toy import ToyPolicy
 
+pytestmark = pytest.mark.integration
+
 
 def test_prepare_toy_policy_writes_a_loadable_checkpoint(tmp_path):
     result = subprocess.run(

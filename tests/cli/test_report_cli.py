@@ -13,6 +13,8 @@ from mlflow.entities import Metric, Param
 from tests.support import console_script
 from tvrl_bench.cli.report import main
 
+pytestmark = pytest.mark.integration
+
 
 def run(*args, cwd):
     return subprocess.run([console_script("tvrl-report"), *args], capture_output=True, text=True, check=False,

@@ -16,6 +16,8 @@ from tests.support import console_script
 from tests.training.pauses import PAUSED_DIR_ENV, wait_for_pauses
 from tests.sweeps.helpers import write_study
 
+pytestmark = pytest.mark.integration
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -9,8 +9,12 @@ from pathlib import Path
 
 from mlflow.tracking import MlflowClient
 
+import pytest
+
 from tests.support import console_script
 from tests.training.conftest import FAST
+
+pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,9 +8,13 @@ from pathlib import Path
 
 from mlflow.tracking import MlflowClient
 
+import pytest
+
 from tests.policies.tiny_hunyuan import save_tiny_hunyuan
 from tests.rewards.tiny_qwen import save_tiny_qwen
 from tests.support import console_script
+
+pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,6 +12,8 @@ from tvrl_bench.cli import vbench2 as vbench2_cli
 from tvrl_bench.cli.main import main
 from tvrl_bench.evaluators.vbench2.spec import MISSING_POLICIES
 
+pytestmark = pytest.mark.integration
+
 
 def test_score_prints_categories_then_overall(tmp_path):
     dims = list(SCORES.items())

@@ -18,7 +18,7 @@ from tvrl_bench.executors.base import NOT_STARTED, TrialCommand
 pytest.importorskip("ray")
 # tests/cli/test_sweep.py's Ray test ends with `ray stop --force`, which stops every Ray process on the machine: under
 # pytest-xdist the Ray tests share one worker (`--dist loadgroup`), so they run one after the other.
-pytestmark = pytest.mark.xdist_group("ray")
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("ray")]
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,8 @@ import pytest
 from tests.reliability.helpers import assert_error, assert_none_running, files_in, run, write_study
 from tests.training.conftest import FAST
 
+pytestmark = pytest.mark.integration
+
 TOY = "components/profiles/toy.gin"
 
 

@@ -9,8 +9,12 @@ import shutil
 
 from mlflow.tracking import MlflowClient
 
+import pytest
+
 from tests.reliability.helpers import assert_error, assert_none_running, run, runs_of
 from tests.training.conftest import FAST
+
+pytestmark = pytest.mark.integration
 
 
 def test_a_damaged_checkpoint_is_refused_with_the_fix_and_never_used(tmp_path, tiny_policy_path):

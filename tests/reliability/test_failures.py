@@ -4,11 +4,15 @@ tables (a trial that fails before its run exists still gets a FAILED run, and it
 from __future__ import annotations
 
 
+import pytest
+
 from tests.reliability.helpers import assert_error, assert_none_running, files_in, run, runs_of, written_outside
 from tests.sweeps.helpers import write_study
 from tests.training.conftest import FAST
 from tvrl_bench import config as gin_config
 from tvrl_bench.training.trial.identity import trial_key
+
+pytestmark = pytest.mark.integration
 
 TOY = "components/profiles/toy.gin"
 

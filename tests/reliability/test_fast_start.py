@@ -1,15 +1,17 @@
 """`--help` and `tvrl-bench list` answer at once: no script imports torch (or a component) before it has parsed
-its arguments, and the listing is read from source (checked equal to the registry's own listing)."""
+its arguments, and the listing is read from source (checked equal to the registry's own listing). How long they
+take is measured by benchmarks/cli_start.py, not asserted here."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 import pytest
 
-from tests.reliability.helpers import ROOT, run
+from tests.reliability.helpers import ROOT
+
+pytestmark = pytest.mark.integration
 
 COMMANDS = [
     ("tvrl_bench.cli.train", ["--help"]),
@@ -29,18 +31,6 @@ def test_help_and_list_import_no_torch(module, args):
     imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
     heavy = sorted(m for m in imported if m.split(".")[0] in {"torch", "mlflow", "pandas", "diffusers", "transformers"})
     assert not heavy, f"{module} {' '.join(args)} imported {heavy[:5]}"
-
-
-def test_help_and_list_print_within_half_a_second(tmp_path):
-    for script, args in (("tvrl-train", ["--help"]), ("tvrl-sweep", ["--help"]), ("tvrl-report", ["--help"]),
-                         ("tvrl-bench", ["list"])):
-        best = float("inf")
-        for _ in range(3):  # the best of three: other processes share this machine's cores
-            started = time.monotonic()
-            result = run(tmp_path, script, *args, timeout=60)
-            best = min(best, time.monotonic() - started)
-            assert result.returncode == 0 and result.stdout
-        assert best < 0.5, f"{script} {' '.join(args)} took {best:.2f} s"
 
 
 def test_the_listing_read_from_source_equals_the_registry_listing():

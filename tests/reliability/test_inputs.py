@@ -13,6 +13,8 @@ import pytest
 
 from tests.reliability.helpers import assert_error, assert_none_running, files_in, run, write_study
 
+pytestmark = pytest.mark.integration
+
 TOY = "components/profiles/toy.gin"
 
 

@@ -6,11 +6,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.reliability.helpers import assert_error, files_in, run, write_study
 from tvrl_bench import config as gin_config
 from tvrl_bench.sweeps.driver import SWEEP_LOCK, SweepOptions, plan
 from tvrl_bench.training.trial.identity import trial_key
 from tvrl_bench.training.trial.lock import FolderLock
+
+pytestmark = pytest.mark.integration
 
 TOY = "components/profiles/toy.gin"
 

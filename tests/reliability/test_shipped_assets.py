@@ -10,6 +10,8 @@ import pytest
 from tests.reliability.helpers import assert_error, files_in, run
 from tvrl_bench.cli.prepare_toy import ASSETS, build_into
 
+pytestmark = pytest.mark.integration
+
 
 def digest(folder: Path) -> dict[str, str]:
     return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()

@@ -10,10 +10,14 @@ import signal
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.reliability.helpers import ROOT, assert_none_running, error_line, files_in, run, runs_of, written_outside
 from tests.support import console_script
 from tests.training.pauses import PAUSED_DIR_ENV, wait_for_pauses
 from tvrl_bench.tracking.mlflow_run import EXPERIMENT_KIND, EXPERIMENT_KIND_TAG
+
+pytestmark = pytest.mark.integration
 
 TABLE_FILES = ("samplers.md", "samplers.csv", "samplers.tex", "samplers.html")
 

@@ -9,10 +9,14 @@ import sqlite3
 import subprocess
 import time
 
+import pytest
+
 from tests.reliability.helpers import (ROOT, assert_error, assert_none_running, error_line, files_in, run, runs_of,
                                        write_study, written_outside)
 from tests.support import console_script
 from tests.training.conftest import FAST
+
+pytestmark = pytest.mark.integration
 
 TOY = "components/profiles/toy.gin"
 UNREACHABLE = "http://127.0.0.1:9"

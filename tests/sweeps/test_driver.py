@@ -20,6 +20,8 @@ from tvrl_bench.tracking.mlflow_run import TrialTracker
 from tvrl_bench.training.checkpoint import CheckpointDir
 from tvrl_bench.training.trial.lock import FolderLock, TrialBusy
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture
 def uri(tmp_path_factory, tmp_path, monkeypatch):

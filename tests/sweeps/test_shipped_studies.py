@@ -71,6 +71,7 @@ def test_a_study_names_a_preset_kept_beside_it_by_its_name(tmp_path):
     assert [args[i + 1] for i, a in enumerate(args) if a == "--label"] == ["objective=nft_null_kl", "credit=window3"]
 
 
+@pytest.mark.integration
 def test_tvrl_sweep_dry_runs_an_experiment_record_from_another_folder(tmp_path):
     """The console script finds the study and the presets beside it through the checkout, from any folder."""
     result = subprocess.run(

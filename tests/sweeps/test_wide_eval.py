@@ -39,6 +39,7 @@ def logged_eval(uri: str) -> dict[str, dict[str, float]]:
             for r in runs if r.data.tags.get("tvrl.role") == "trial"}
 
 
+@pytest.mark.integration
 def test_wide_eval_reproduces_each_trials_own_evaluation_then_logs_the_wider_scores_and_table(
         finished_study, tmp_path, tmp_path_factory, capsys):
     study, uri = finished_study
@@ -92,6 +93,7 @@ def test_wide_eval_reproduces_each_trials_own_evaluation_then_logs_the_wider_sco
         np.mean([overall["uniform", s] - overall["base", s] for s in ("0", "1")]))
 
 
+@pytest.mark.integration
 def test_the_wider_set_starts_with_the_trials_eval_prompts_and_leaves_out_every_trained_scene(finished_study, tmp_path):
     from tvrl_bench import config as gin_config
     from tvrl_bench.datasets.toy import signatures

@@ -15,6 +15,8 @@ from mlflow.tracking import MlflowClient
 from tests.annotate.test_browser import artifacts_dir
 from tests.tracking.mlflow_ui import CARD, MlflowUi, StudyPage, launch, on_port, printed_links
 
+pytestmark = pytest.mark.integration
+
 def _trials(uri: str, study: str) -> dict[str, object]:
     client = MlflowClient(uri)
     experiment = client.get_experiment_by_name(study)

@@ -240,6 +240,7 @@ def test_an_sqlite_database_of_something_else_is_refused_and_left_as_it_was(tmp_
 FIRST_USE = "import sys; from tvrl_bench.tracking.store import client_for; client_for(sys.argv[1]).search_runs(['0'])"
 
 
+@pytest.mark.integration
 def test_processes_first_touching_a_new_store_together_create_its_tables_once(tmp_path):
     import subprocess
     import sys

@@ -15,6 +15,8 @@ from tests.cli.test_train import ROOT, bindings, digests, train
 from tests.sweeps.helpers import write_study
 from tvrl_bench.executors.nodes import free_port, node_command
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture(scope="module")
 def one_node_digest(tmp_path_factory, tiny_policy_path) -> str:

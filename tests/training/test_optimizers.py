@@ -64,7 +64,7 @@ def test_each_profile_builds_the_optimizer_it_trained_with_before(profile):
 
 
 def test_the_middle_window_sweep_still_lowers_the_learning_rate():
-    text = (PROJECT_ROOT / "sweeps" / "middle_window.gin").read_text(encoding="utf-8")
+    text = (PROJECT_ROOT / "sweeps" / "experiments" / "middle_window.gin").read_text(encoding="utf-8")
     assert "'training.optimizer.learning_rate = 3e-5'" in text
     load_config(["components/profiles/toy.gin"], ["training.optimizer.learning_rate = 3e-5"])
     assert bound_optimizer().build([torch.nn.Parameter(torch.zeros(2))]).param_groups[0]["lr"] == 3e-5

@@ -197,6 +197,7 @@ def assert_same_parameters(state: dict, reference: dict) -> None:
         torch.testing.assert_close(mine, theirs, rtol=0, atol=1e-7)
 
 
+@pytest.mark.integration
 def test_fsdp_over_two_cpu_processes_stopped_and_resumed_ends_with_the_parameters_of_unsharded_training(
         tmp_path, tiny_policy_path, replicated):
     # One sharded trial covers both claims (a separate uninterrupted run would add a minute of process start-up):

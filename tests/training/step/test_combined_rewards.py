@@ -4,6 +4,7 @@ logged, the credit from the named critic; and the toy_verdicts preset's trial en
 from __future__ import annotations
 
 import gin
+import pytest
 import torch
 
 from tests.cli.test_train import bindings, runs, train
@@ -40,6 +41,7 @@ def test_a_lone_critic_logs_no_per_critic_rewards(tiny_policy_path, tmp_path):
     assert [k for k in metrics if k.startswith("train/reward_") and k.endswith("_mean")] == ["train/reward_mean"]
 
 
+@pytest.mark.integration
 def test_the_toy_verdicts_preset_trains_through_tvrl_train_and_logs_each_critics_reward(tmp_path, tiny_policy_path):
     result = train(tmp_path, "components/profiles/toy.gin", "components/rewards/toy_verdicts.gin", "--steps", "2",
                    *bindings(tiny_policy_path))
