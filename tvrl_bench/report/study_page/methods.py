@@ -29,6 +29,7 @@ class Method:
     base: bool
     params: dict[str, str]
     runs: pd.DataFrame = field(repr=False)
+    _per_seed: dict[str, dict[str, float]] = field(default_factory=dict, repr=False)
 
     @property
     def seeds(self) -> list[str]:
@@ -41,12 +42,15 @@ class Method:
 
     def per_seed(self, metric: str) -> dict[str, float]:
         """{seed: the mean over that seed's runs of the metric's latest value}, for the seeds that logged it."""
-        column = f"metrics.{metric}"
-        if column not in self.runs.columns:
-            return {}
-        values = pd.to_numeric(self.runs[column], errors="coerce")
-        means = values.groupby(self.runs["_seed"], sort=False).mean()
-        return {str(s): float(v) for s, v in means.items() if not math.isnan(v)}
+        if metric not in self._per_seed:
+            column = f"metrics.{metric}"
+            if column not in self.runs.columns:
+                self._per_seed[metric] = {}
+            else:
+                values = pd.to_numeric(self.runs[column], errors="coerce")
+                means = values.groupby(self.runs["_seed"], sort=False).mean()
+                self._per_seed[metric] = {str(s): float(v) for s, v in means.items() if not math.isnan(v)}
+        return dict(self._per_seed[metric])
 
     def param(self, name: str) -> str | None:
         column = f"params.{name}"
@@ -94,8 +98,9 @@ def group_methods(trials: pd.DataFrame) -> list[Method]:
             labels = others[[f"params.{a}" for a in keys]].fillna("—").astype(str).agg("-".join, axis=1)
         else:
             labels = pd.Series(["trials"] * len(others), index=others.index)
-        for label in sorted(dict.fromkeys(labels), key=_natural):
-            runs = others[labels == label].reset_index(drop=True)
+        groups = {str(label): runs for label, runs in others.groupby(labels, sort=False)}
+        for label in sorted(groups, key=_natural):
+            runs = groups[label].reset_index(drop=True)
             methods.append(Method(label, False, {a: _first(runs, a) for a in AXES if _first(runs, a)}, runs))
     return methods
 
