@@ -108,9 +108,6 @@ def build_store(root: Path) -> str:
 
 def time_once(uri: str, out: str) -> None:
     """One regenerate with the page, in this (fresh) process; prints `<total> <page>` seconds."""
-    import torch
-
-    torch.set_num_threads(1)
     start = time.perf_counter()
     from tvrl_bench.report import regenerate
 
