@@ -31,6 +31,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("study", metavar="STUDY.gin", help="the study file the sweep ran (sweeps/*.gin)")
     parser.add_argument("--out", default=".", help="the sweep's --out folder, which holds runs/<study>/ (default: .)")
     parser.add_argument("--profile", help="the --profile the sweep ran with, if any")
+    parser.add_argument("--steps", type=int, metavar="N",
+                        help="the --steps the sweep ran with, if any (its trials' keys include it)")
     parser.add_argument("--prompts", type=int, default=512, metavar="N",
                         help="wider eval prompts per trial before removing trained scenes (default 512)")
     parser.add_argument("--workers", type=int, default=2,
@@ -44,43 +46,59 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def _score(spec, runs: str, prompts: int):
-    import torch
+def check_flags(args: argparse.Namespace) -> None:
+    """UserError for a flag out of range, before the study is read."""
+    from tvrl_bench.cli.errors import UserError
 
-    from tvrl_bench.sweeps.wide_eval import score_trial
-
-    torch.set_num_threads(1)
-    return score_trial(spec, runs, prompts)
+    if args.prompts < 1:
+        raise UserError(f"--prompts {args.prompts}: give the number of wider eval prompts per trial, e.g. --prompts 1000")
+    if args.workers < 1:
+        raise UserError(f"--workers {args.workers}: give 1 or more processes, e.g. --workers 2")
+    if args.steps is not None and args.steps < 0:
+        raise UserError(f"--steps {args.steps}: give the --steps the sweep ran with (0 or more), or leave it out")
 
 
 def run(args: argparse.Namespace) -> int:
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
     from tqdm import tqdm
 
     from tvrl_bench.sweeps.plan import expand, load_study
-    from tvrl_bench.sweeps.wide_eval import finished_checkpoint, format_rows, paired_rows
+    from tvrl_bench.sweeps.wide_eval import finished_checkpoint, score_trial
+    from tvrl_bench.sweeps.wide_eval_run import Stopped, check_request, score_all, study_lock
 
-    if args.prompts < 1 or args.workers < 1:
-        print("error: --prompts and --workers must be at least 1", file=sys.stderr)
-        return 2
+    check_flags(args)
     study, resolved = load_study(args.study, args.profile)
-    specs = expand(study, resolved)
+    specs = expand(study, resolved, [f"training.trial.steps = {args.steps}"] if args.steps is not None else [])
     runs = str(Path(args.out) / "runs" / study.name)
+    check_request(specs, args.prompts)  # --prompts against each trial's own eval prompts and its world, in seconds
     for spec in specs:  # every trial finished, before minutes of scoring: one line naming the first that did not
-        finished_checkpoint(Path(runs), spec)
-    if not args.no_log:  # and the store to log to holds a finished run of each
-        from tvrl_bench.report.runs import resolve_tracking_uri
-        from tvrl_bench.sweeps.wide_eval import trial_runs
+        finished_checkpoint(Path(runs), spec, steps_flag=args.steps is not None)
+    lock = None if args.no_log else study_lock(runs, study.name).acquire()  # one logging wide-eval per study
+    try:
+        if not args.no_log:  # and the store to log to holds a finished run of each
+            from tvrl_bench.report.runs import resolve_tracking_uri
+            from tvrl_bench.sweeps.wide_eval import trial_runs
 
-        uri = resolve_tracking_uri(args.tracking_uri)
-        run_ids = trial_runs(uri, study.name, specs)
-    scores = []
-    with ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(_score, spec, runs, args.prompts) for spec in specs]
-        for future in tqdm(as_completed(futures), total=len(futures), desc="trials", disable=args.no_progress):
-            scores.append(future.result())
+            uri = resolve_tracking_uri(args.tracking_uri)
+            run_ids = trial_runs(uri, study.name, specs)
+        try:
+            scores = score_all(score_trial, specs, runs, args.prompts, args.workers,
+                               lambda futures, total: tqdm(futures, total=total, desc="trials",
+                                                           disable=args.no_progress))
+        except Stopped as stop:
+            print(f"tvrl-bench wide-eval: stopped by {stop}: its workers are stopped and nothing was logged; rerun "
+                  "to score the study", file=sys.stderr)
+            return 130
+        report(args, study, specs, scores, None if args.no_log else (uri, run_ids))
+    finally:
+        if lock is not None:
+            lock.release()
+    return 0
+
+
+def report(args: argparse.Namespace, study, specs, scores, logging_to) -> None:
+    """Print the own and wide tables, write the CSV, and log (`logging_to`: (uri, run ids) or None)."""
+    from tvrl_bench.sweeps.wide_eval import format_rows, paired_rows
+
     order = {spec.key: i for i, spec in enumerate(specs)}
     scores.sort(key=lambda s: order[s.spec.key])
     print(format_rows(paired_rows(scores, "own"), f"{study.name}: the trials' own eval prompts (overall x 100)"))
@@ -91,9 +109,8 @@ def run(args: argparse.Namespace) -> int:
                       f"{max(s.dropped for s in scores)} at most dropped as trained scenes)"))
     if args.csv:
         write_csv(args.csv, scores)
-    if not args.no_log:
-        log_and_report(args, uri, run_ids, study, scores)
-    return 0
+    if logging_to is not None:
+        log_and_report(args, *logging_to, study, scores)
 
 
 def log_and_report(args: argparse.Namespace, uri: str, run_ids: dict[str, str], study, scores) -> None:

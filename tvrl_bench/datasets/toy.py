@@ -27,14 +27,17 @@ from tvrl_bench.world.scene import Rng, Scene, SceneDescription, as_random, samp
 
 
 def unique_descriptions(n: int, rng: Rng, difficulty: Difficulty = DEFAULT, exclude: Iterable[tuple] = ()) -> list[SceneDescription]:
-    """`n` feasible scene descriptions with distinct signatures, none in `exclude`, in the order drawn."""
+    """`n` feasible scene descriptions with distinct signatures, none in `exclude`, in the order drawn. ValueError
+    when the world runs out of scenes: after 200 x (n + 10) draws, or as soon as 20 x (found + 10) draws in a row
+    found nothing new (so asking a world of ~1,300 scenes for a million fails in seconds, not hours)."""
     r = as_random(rng)
     seen = set(exclude)
     found: list[SceneDescription] = []
-    draws = 0
+    draws = stalled = 0
     while len(found) < n:
         draws += 1
-        if draws > 200 * (n + 10):
+        stalled += 1
+        if draws > 200 * (n + 10) or stalled > 20 * (len(found) + 10):
             raise ValueError(
                 f"found only {len(found)} of {n} distinct toy scenes at difficulty '{difficulty.name}' "
                 f"(excluding {len(set(exclude))}); ask for fewer prompts or a larger world (more colours, shapes, sprites)"
@@ -43,6 +46,7 @@ def unique_descriptions(n: int, rng: Rng, difficulty: Difficulty = DEFAULT, excl
         if description.signature not in seen:
             seen.add(description.signature)
             found.append(description)
+            stalled = 0
     return found
 
 

@@ -55,11 +55,20 @@ class TrialScores:
         return "base" if self.spec.base else " / ".join(self.spec.labels.values())
 
 
-def finished_checkpoint(runs: Path, spec: TrialSpec) -> CheckpointDir:
-    """The checkpoint folder of a finished trial (runs/<key>); FileNotFoundError naming the trial otherwise."""
+def finished_checkpoint(runs: Path, spec: TrialSpec, steps_flag: bool = False) -> CheckpointDir:
+    """The checkpoint folder of a finished trial (runs/<key>); FileNotFoundError naming the trial otherwise. When
+    the study's folder holds other trials (keys this study file does not give), the sweep ran with other flags:
+    the message says to pass its --steps / --profile rather than to rerun it."""
     checkpoints = CheckpointDir(runs / spec.key)
     info = checkpoints.info()
     if info is None or not info.finished:
+        others = [p for p in runs.iterdir() if CheckpointDir(p).info() is not None] if runs.is_dir() else []
+        if others and not (runs / spec.key).exists():
+            flags = "--profile" if steps_flag else "--steps N or --profile"
+            raise FileNotFoundError(
+                f"{checkpoints.folder}: trial {spec.title} is not among the {len(others)} trials in {runs}: the sweep "
+                f"ran with other flags, which change its trials' keys; pass wide-eval the same {flags} that "
+                "tvrl-sweep ran with")
         raise FileNotFoundError(
             f"{checkpoints.folder}: trial {spec.title} has no finished checkpoint; finish the study first "
             "(rerun tvrl-sweep with the same study file and --out)"
@@ -78,8 +87,8 @@ def wider_eval_items(settings: TrialSettings, prompts: int) -> tuple[list, int]:
         )
     try:
         return wide_eval_items(settings, prompts)
-    except ValueError as exc:  # more prompts than the world has distinct scenes
-        raise ValueError(f"--prompts {prompts}: {exc}") from None
+    except ValueError as exc:  # more prompts than the world has distinct scenes (wide_eval_run checks it first)
+        raise gin_config.ConfigError(f"--prompts {prompts}: {str(exc).splitlines()[0]}") from None
 
 
 def score_trial(spec: TrialSpec, runs: str | Path, prompts: int) -> TrialScores:
@@ -89,7 +98,8 @@ def score_trial(spec: TrialSpec, runs: str | Path, prompts: int) -> TrialScores:
         settings = build_settings(gin_config.load_config(list(spec.files), list(spec.bindings)))
         own_count = min(settings.eval_prompts, len(settings.dataset.eval))
         if prompts < own_count:
-            raise ValueError(f"--prompts {prompts}: fewer than the trial's own {own_count} eval prompts; ask for more")
+            raise gin_config.ConfigError(f"--prompts {prompts}: fewer than the trial's own {own_count} eval prompts; "
+                                         f"ask for more, e.g. --prompts {max(own_count, 1000)}")
         items, dropped = wider_eval_items(settings, prompts)
     finally:
         gin.clear_config()
