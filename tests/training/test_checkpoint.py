@@ -251,3 +251,15 @@ def test_a_folder_without_the_sidecar_loads_as_before(tmp_path):
     assert checkpoints.load()["step"] == 3
     saved_checkpoint(tmp_path, step=4, seed=1)  # the next save adds the sidecar
     assert checkpoints.digest_path.read_text() == sha256_of(checkpoints.state_path) + "\n"
+
+
+def test_an_old_checkpoint_without_a_digest_is_resumed_with_a_note(tmp_path, caplog):
+    """A checkpoint saved before the sidecar existed still loads (nothing to verify it against), and says so."""
+    import logging
+
+    checkpoints = saved_checkpoint(tmp_path, step=3)
+    checkpoints.digest_path.unlink()
+    with caplog.at_level(logging.WARNING, logger="tvrl_bench.trial"):
+        assert checkpoints.load()["step"] == 3
+    (note,) = [r.getMessage() for r in caplog.records if "no SHA-256 sidecar" in r.getMessage()]
+    assert str(checkpoints.state_path) in note and "unverified" in note

@@ -11,9 +11,10 @@ Nothing here imports torch, MLflow or a component at import time, so `--help` an
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Callable
 
-from tvrl_bench.cli.errors import run_guarded
+from tvrl_bench.cli.errors import UserError, run_guarded
 
 
 def run_main(
@@ -43,6 +44,25 @@ def add_tracking_uri(parser: argparse.ArgumentParser, help: str | None = None) -
 
         help = f"MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else {DEFAULT_TRACKING_URI})"
     parser.add_argument("--tracking-uri", default=None, help=help)
+
+
+def check_out_folder(out: str, holds: str) -> None:
+    """UserError naming --out when it is a file or a folder this process cannot write in (read-only file system,
+    no permission), checked by writing a scratch file in it or its nearest existing parent; `holds`: what goes
+    there ("runs/, logs/ and reports/")."""
+    import tempfile
+
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise UserError(f"--out {out}: this is a file; name a folder for {holds}")
+    existing = os.path.abspath(out)
+    while not os.path.isdir(existing):
+        existing = os.path.dirname(existing)
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as exc:
+        raise UserError(f"--out {out}: cannot write in {existing} ({exc.strerror}); pass a folder you can write "
+                        f"for {holds}, e.g. --out ~/tvrl-runs") from None
 
 
 def set_torch_threads(threads: int) -> None:

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 
-from tvrl_bench.cli.common import add_tracking_uri, run_main
+from tvrl_bench.cli.common import add_tracking_uri, check_out_folder, run_main
 from tvrl_bench.cli.errors import INTERRUPTED, UserError, add_debug_flag
 from tvrl_bench.tracking.store import DEFAULT_TRACKING_URI
 
@@ -80,8 +79,7 @@ def check_flags(args: argparse.Namespace) -> None:
             raise UserError(f"{flag} {value}: give 1 or more (a trial runs on nodes x processes-per-node processes)")
     if args.cpus_per_trial <= 0:
         raise UserError(f"--cpus-per-trial {args.cpus_per_trial}: give a positive number of CPUs")
-    if os.path.exists(args.out) and not os.path.isdir(args.out):
-        raise UserError(f"--out {args.out}: this is a file; name a folder for runs/, logs/ and reports/")
+    check_out_folder(args.out, "runs/, logs/ and reports/")
 
 
 def _sweep(args: argparse.Namespace) -> int:

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 
-from tvrl_bench.cli.common import add_tracking_uri, run_main, set_torch_threads
+from tvrl_bench.cli.common import add_tracking_uri, check_out_folder, run_main, set_torch_threads
 from tvrl_bench.cli.errors import INTERRUPTED, UserError, add_debug_flag
 
 
@@ -68,8 +67,7 @@ def _check_flags(args: argparse.Namespace) -> None:
         raise UserError(f"--steps {args.steps}: give 0 (evaluate only) or more optimizer steps")
     if args.attempt is not None and args.attempt < 1:
         raise UserError(f"--attempt {args.attempt}: attempts count from 1")
-    if os.path.exists(args.out) and not os.path.isdir(args.out):
-        raise UserError(f"--out {args.out}: this is a file, not a folder; name a folder for the checkpoints")
+    check_out_folder(args.out, "the checkpoints")
     for label in args.label:
         if "=" not in label or not label.split("=", 1)[0] or not label.split("=", 1)[1]:
             raise UserError(f"--label {label!r}: write AXIS=PRESET, e.g. --label sampler=sage")

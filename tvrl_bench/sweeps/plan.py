@@ -130,8 +130,11 @@ def expand(study: Study, study_file: str, overrides: list[str] = ()) -> list[Tri
     keyed = []
     try:
         for spec in trials:
-            loaded = gin_config.load_config(list(spec.files), list(spec.bindings))
-            check_trial_config(loaded)
+            try:
+                loaded = gin_config.load_config(list(spec.files), list(spec.bindings))
+                check_trial_config(loaded)
+            except gin_config.ConfigError as exc:  # a binding of the study file, not of the command line
+                raise gin_config.ConfigError(validate.in_study_file(str(exc), study.bindings, study_file)) from None
             gpus = _bound("training.trial.num_gpus", 0)
             keyed.append(TrialSpec(spec.files, spec.bindings, spec.labels, spec.seed, spec.base, trial_key(), int(gpus)))
     finally:

@@ -137,3 +137,29 @@ def check_unique_keys(trials: list, path: str) -> None:
                 "so they are one trial; remove one of the values that configure the same thing"
             )
         seen[spec.key] = spec
+
+
+def in_study_file(message: str, bindings: tuple[str, ...], path: str) -> str:
+    """A trial's config error that gin blamed on `--gin_bindings`, named where the study file wrote the binding
+    (`STUDY.gin:LINE (sweeps.study.bindings)`) when it is one of the study's `bindings`; else unchanged."""
+    lines = []
+    for line in message.splitlines():
+        for binding in bindings if line.startswith("--gin_bindings") else ():
+            name = binding.split("=", 1)[0].strip()
+            if name and (binding.strip() in line or f"{name} =" in line or f"'{name}'" in line):
+                where = f"{path}:{_text_line(path, binding)} (sweeps.study.bindings)"
+                line = where + line.removeprefix("--gin_bindings").removeprefix(f" '{binding.strip()}'")
+                break
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _text_line(path: str, text: str) -> int:
+    """The first line of the file at `path` holding `text` (else that of sweeps.study.bindings)."""
+    try:
+        for number, line in enumerate(Path(path).read_text().splitlines(), start=1):
+            if text.strip() in line:
+                return number
+    except OSError:
+        pass
+    return param_line(path, "bindings")

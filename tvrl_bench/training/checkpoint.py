@@ -22,6 +22,7 @@ import contextlib
 import errno
 import hashlib
 import json
+import logging
 import os
 import pickle
 import re
@@ -173,9 +174,13 @@ class CheckpointDir:
             raise write_failure(self.digest_path, exc) from None
 
     def verify(self) -> None:
-        """Raise CheckpointError when state.pt matches none of the digests its sidecar lists (no sidecar: no check)."""
+        """Raise CheckpointError when state.pt matches none of the digests its sidecar lists; without a sidecar (a
+        checkpoint written before digests were) it is used unchecked, and a warning says so."""
         accepted = self.accepted_digests()
         if accepted is None:
+            logging.getLogger("tvrl_bench.trial").warning(
+                "%s has no SHA-256 sidecar (%s; written by an older tvrl-bench): resuming from it unverified; the "
+                "next checkpoint this trial saves gets one", self.state_path, self.digest_path.name)
             return
         try:
             digest = file_sha256(self.state_path)
