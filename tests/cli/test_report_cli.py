@@ -79,3 +79,13 @@ def test_report_command_errors_are_clear(logged, capsys):
     with pytest.raises(SystemExit):
         main([])
     assert "--study" in capsys.readouterr().err
+
+
+def test_report_refuses_an_empty_file_and_writes_nothing_into_it(tmp_path, capsys):
+    empty = tmp_path / "mlflow.db"
+    empty.write_bytes(b"")
+    assert main(["--study", "samplers", "--tracking-uri", f"sqlite:///{empty}",
+                 "--out", str(tmp_path / "reports")]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("tvrl-report: error: ") and "is an empty file, not an MLflow store" in line
+    assert empty.stat().st_size == 0

@@ -255,3 +255,15 @@ def test_processes_first_touching_a_new_store_together_create_its_tables_once(tm
         assert {"experiments", "runs", "alembic_version"} <= tables
         assert not [t for t in tables if t.startswith("_alembic_tmp")]
     assert not (tmp_path / "mlruns").exists()
+
+
+def test_an_empty_file_is_refused_by_a_reader_and_left_empty(tmp_path):
+    """A 0-byte file is no store: a command that only reads (tvrl-report, a dry run) refuses it instead of letting
+    MLflow write its tables into it; a writer may start a store there."""
+    path = tmp_path / "empty.db"
+    path.write_bytes(b"")
+    uri = f"sqlite:///{path}"
+    with pytest.raises(TrackingError, match=r"empty.db is an empty file, not an MLflow store.*--tracking-uri"):
+        check_store(uri, write=False)
+    assert path.stat().st_size == 0
+    check_store(uri, write=True)

@@ -1,8 +1,8 @@
 """`check_store(uri)`: a fast check of a tracking store before a command uses it (see tracking/store.py).
 
 It takes a few seconds at most, creates nothing, and raises TrackingError naming the URI and the fix when an
-SQLite file is not a database, belongs to something else, or cannot be written (nor its folder), or when an
-`http(s)://` server does not answer.
+SQLite file is not a database, belongs to something else, is empty where a command only reads it, or cannot be
+written (nor its folder), or when an `http(s)://` server does not answer.
 """
 
 from __future__ import annotations
@@ -41,6 +41,11 @@ def _check_sqlite(uri: str, path: Path, write: bool) -> None:
             )
         if head:
             refuse_foreign_database(uri, path)
+        elif not write:  # reading an empty file: MLflow would write its tables into it and find nothing
+            raise TrackingError(
+                f"tracking URI {uri}: {path} is an empty file, not an MLflow store: nothing was ever logged to it; "
+                f"pass the --tracking-uri the runs were logged to (or set $MLFLOW_TRACKING_URI)"
+            )
         if write:
             _check_writable_database(uri, path, fix)
         return
