@@ -45,16 +45,20 @@ def test_prepare_toy_help_explains_every_flag():
         assert flag in text
 
 
-def test_prepare_toy_rejects_bad_flags(tmp_path):
+def test_prepare_toy_rejects_bad_flags(tmp_path, capsys):
+    """Like every command: one line with the command's prefix, exit 2 (a user's mistake, not a failure)."""
+    (tmp_path / "a_file").write_text("")
     for flags, message in (
         (["--threads", "0"], "--threads must be >= 1"),
         (["--steps", "0"], "--steps must be >= 1"),
         (["--eval-prompts", "65"], "--eval-prompts must be in 1..64"),
         (["--recipe", "v9"], "--recipe 'v9' is not a recipe; choose one of v1, v2"),
+        (["--out", str(tmp_path / "a_file")], "is a file; name a folder"),
     ):
-        with pytest.raises(SystemExit, match=message):
-            main(["prepare-toy", "--what", "policy", "--out", str(tmp_path), *flags])
-    assert not any(tmp_path.iterdir())
+        assert main(["prepare-toy", "--what", "policy", "--out", str(tmp_path), *flags]) == 2
+        (line,) = capsys.readouterr().err.strip().splitlines()
+        assert line.startswith("tvrl-bench prepare-toy: error: --") and message in line, line
+    assert [p.name for p in tmp_path.iterdir()] == ["a_file"]
 
 
 def test_summary_line_reads_both_recipes_summaries():

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tvrl_bench.cli.common import set_torch_threads
+from tvrl_bench.cli.errors import UserError
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 DEFAULT_OUT = Path("toy_checkpoints")
@@ -88,30 +89,30 @@ def _target_root(args: argparse.Namespace) -> Path:
     """Where the checkpoints go: --out, the package's assets with --overwrite-assets, else ./toy_checkpoints."""
     if args.overwrite_assets:
         if args.out is not None:
-            raise SystemExit("prepare-toy: give --out or --overwrite-assets, not both")
+            raise UserError("give --out or --overwrite-assets, not both")
         return ASSETS
     out = args.out if args.out is not None else DEFAULT_OUT
     if out.resolve() == ASSETS.resolve():
-        raise SystemExit(
-            f"prepare-toy: --out {out} is the package's shipped checkpoints; pass --overwrite-assets (without --out) "
+        raise UserError(
+            f"--out {out} is the package's shipped checkpoints; pass --overwrite-assets (without --out) "
             "to replace them (they are kept as a backup), or choose another folder"
         )
     if out.exists() and not out.is_dir():
-        raise SystemExit(f"prepare-toy: --out {out} is a file; name a folder")
+        raise UserError(f"--out {out} is a file; name a folder")
     return out
 
 
 def run(args: argparse.Namespace) -> int:
     if args.threads < 1:
-        raise SystemExit(f"prepare-toy: --threads must be >= 1, got {args.threads}")
+        raise UserError(f"--threads must be >= 1, got {args.threads}")
     if args.steps is not None and args.steps < 1:
-        raise SystemExit(f"prepare-toy: --steps must be >= 1, got {args.steps}")
+        raise UserError(f"--steps must be >= 1, got {args.steps}")
     if args.eval_prompts is not None and not 1 <= args.eval_prompts <= 64:
-        raise SystemExit(f"prepare-toy: --eval-prompts must be in 1..64 (the datasets.toy eval set), got {args.eval_prompts}")
+        raise UserError(f"--eval-prompts must be in 1..64 (the datasets.toy eval set), got {args.eval_prompts}")
     from tvrl_bench.recipes.pretrain_policy import RECIPES
 
     if args.recipe not in RECIPES:
-        raise SystemExit(f"prepare-toy: --recipe {args.recipe!r} is not a recipe; choose one of {', '.join(RECIPES)}")
+        raise UserError(f"--recipe {args.recipe!r} is not a recipe; choose one of {', '.join(RECIPES)}")
     root = _target_root(args)
     set_torch_threads(args.threads)
     what = ["policy", "critic"] if args.what == "all" else [args.what]
@@ -173,8 +174,8 @@ def _build(name: str, out_dir: Path, args: argparse.Namespace) -> dict[str, Any]
     try:
         from tvrl_bench.recipes.pretrain_critic import pretrain_critic
     except ImportError as exc:
-        raise SystemExit(
-            f"prepare-toy --what {args.what}: the learned critic's recipe (tvrl_bench.recipes.pretrain_critic) cannot be "
+        raise UserError(
+            f"--what {args.what}: the learned critic's recipe (tvrl_bench.recipes.pretrain_critic) cannot be "
             f"imported ({exc}); build the policy alone with --what policy"
         ) from None
     return pretrain_critic(out_dir, seed=args.seed, steps=args.steps, progress=progress)
