@@ -267,3 +267,51 @@ def test_an_empty_file_is_refused_by_a_reader_and_left_empty(tmp_path):
         check_store(uri, write=False)
     assert path.stat().st_size == 0
     check_store(uri, write=True)
+
+
+def hold_lock(path, seconds: float):
+    """Another process holding an exclusive lock on the SQLite file at `path` for `seconds`; returns once held."""
+    import subprocess
+    import sys
+
+    holder = subprocess.Popen([sys.executable, "-c", "import sqlite3, sys, time\n"
+                               f"c = sqlite3.connect({str(path)!r}, isolation_level=None)\n"
+                               "c.execute('BEGIN EXCLUSIVE')\nprint('held', flush=True)\n"
+                               f"time.sleep({seconds})\nc.execute('ROLLBACK')"],
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    return holder
+
+
+@pytest.mark.parametrize("patience, held, succeeds", [(2, 8, False), (10, 3, True)])
+def test_a_locked_store_is_waited_for_to_the_second_with_one_warning(tmp_path, monkeypatch, caplog, patience, held,
+                                                                    succeeds):
+    """The patience is honoured to the second (MLflow's own 20 s busy timeout per statement no longer stretches
+    it), and the one warning comes when the wait starts."""
+    import logging
+
+    from tvrl_bench.tracking.store import client_for
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    client = client_for(uri)  # the store's tables, before it is locked
+    monkeypatch.setenv("TVRL_STORE_PATIENCE_S", str(patience))
+    holder = hold_lock(tmp_path / "mlflow.db", held)
+    started, started_wall = time.monotonic(), time.time()
+    try:
+        with caplog.at_level(logging.WARNING, logger="tvrl_bench.tracking.store"):
+            if succeeds:
+                client.create_experiment("after the lock")
+            else:
+                with pytest.raises(sqlite3.OperationalError, match="locked"):
+                    client.create_experiment("never")
+        took = time.monotonic() - started
+    finally:
+        holder.kill()
+        holder.wait()
+    warnings = [r for r in caplog.records if "is locked by another process" in r.getMessage()]
+    assert len(warnings) == 1 and f"up to {patience} s" in warnings[0].getMessage()
+    assert warnings[0].created - started_wall < 1.5  # at the start of the wait, not after it
+    if succeeds:
+        assert held - 1 < took < held + 3
+    else:
+        assert patience - 0.5 < took < patience + 2

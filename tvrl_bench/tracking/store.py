@@ -14,8 +14,11 @@ store under a lock on its folder, so that when several commands first touch a ne
 MLflow's tables and the others wait for it (MLflow alone races: duplicate columns, half-made tables).
 
 A store that is locked for a while (another process holding a long write, a backup copying the file) is waited
-for: every MLflow call through `client_for` retries while SQLite says "database is locked", for up to
-$TVRL_STORE_PATIENCE_S seconds (default 300), with one warning line; past that it fails as a TrackingError.
+for: before every MLflow call through `client_for`, a probe of an SQLite store (`wait_unlocked`, one write
+transaction opened and rolled back without waiting) finds a lock at once; the call then waits for it, for up to
+$TVRL_STORE_PATIENCE_S seconds (default 300) counted to the second, with one warning line at the start of the
+wait, and past that fails as a TrackingError. A call that meets a lock taken after its probe is retried within
+the same patience.
 MLflow's own ERROR log of each failed statement (a traceback per try) is silenced: the one-line error says it.
 
 Artifacts (sample videos, credit heatmaps, tables) of an SQLite store live beside it, in `<file stem>_artifacts/`
@@ -31,6 +34,7 @@ import contextlib
 import fcntl
 import logging
 import os
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -112,6 +116,30 @@ def is_locked(exc: BaseException) -> bool:
     return "database is locked" in text or "database table is locked" in text
 
 
+def wait_unlocked(path: Path, deadline: float, warn: Any) -> None:
+    """Return once the SQLite file at `path` takes a write transaction (opened and rolled back), calling `warn()`
+    first if it must wait; sqlite3.OperationalError "database is locked" when it is still locked at `deadline`
+    (time.monotonic), to the second. A file that is not there is not waited for."""
+    if not path.is_file():
+        return
+    waited = False
+    while True:
+        remaining = max(0.0, deadline - time.monotonic())
+        connection = sqlite3.connect(f"file:{path.resolve()}?mode=rw", uri=True, timeout=remaining if waited else 0)
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            connection.execute("ROLLBACK")
+            return
+        except sqlite3.OperationalError as exc:
+            if not is_locked(exc) or waited and time.monotonic() >= deadline:
+                raise
+            if not waited:
+                warn()
+            waited = True
+        finally:
+            connection.close()
+
+
 class PatientClient:
     """An MlflowClient whose calls are retried while the store is locked, up to $TVRL_STORE_PATIENCE_S seconds.
 
@@ -128,17 +156,24 @@ class PatientClient:
 
         def patiently(*args, **kwargs):
             patience = patience_s()
-            deadline, delay, warned = time.monotonic() + patience, 0.5, False
+            deadline, delay, warned = time.monotonic() + patience, 0.5, []
+            path = sqlite_path(self._uri)
+
+            def warn() -> None:
+                if not warned:
+                    log.warning("the tracking store %s is locked by another process; waiting for it (up to %.0f s, "
+                                "$%s)", self._uri, patience, PATIENCE_ENV)
+                    warned.append(True)
+
             while True:
                 try:
+                    if path is not None:
+                        wait_unlocked(path, deadline, warn)  # a lock found at once, waited for to the second
                     return attribute(*args, **kwargs)
                 except Exception as exc:
                     if not is_locked(exc) or time.monotonic() + delay > deadline:
                         raise
-                    if not warned:
-                        log.warning("the tracking store %s is locked by another process; waiting for it (up to %.0f s, "
-                                    "$%s)", self._uri, patience, PATIENCE_ENV)
-                        warned = True
+                    warn()
                     time.sleep(delay)
                     delay = min(2 * delay, 10.0)
 
@@ -154,7 +189,8 @@ def describe_failure(uri: str, exc: BaseException) -> str:
     if is_locked(exc):
         return (
             f"the MLflow tracking store at {uri} stayed locked by another process for more than {patience_s():.0f} s "
-            f"(${PATIENCE_ENV}); once it is free, rerun the same command: a trial resumes from its last checkpoint"
+            f"(${PATIENCE_ENV}); once it is free, rerun the same command (what finished is kept; a trial resumes from "
+            "its last checkpoint if it saved one), or set a longer patience"
         )
     return (
         f"the MLflow tracking store at {uri} failed: {reason}; check that it is reachable and writable "
