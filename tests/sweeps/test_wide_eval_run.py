@@ -75,7 +75,7 @@ def test_a_study_swept_with_steps_is_scored_with_the_same_steps(swept_with_steps
     code, lines = wide_eval(capsys, str(study), "--out", str(folder / "out"), "--no-log", "--prompts", "16")
     assert code == 2 and len(lines) == 1, lines
     assert "the sweep ran with other flags" in lines[0] and "--steps N" in lines[0]
-    assert "rerun tvrl-sweep" not in lines[0]
+    assert "rerun tvrl-sweep" not in lines[0] and "bound in your config" not in lines[0]
     code = main(["wide-eval", str(study), "--out", str(folder / "out"), "--no-log", "--prompts", "16", "--steps",
                  "1", "--workers", "1", "--no-progress"])
     assert code == 0

@@ -40,7 +40,7 @@ def add_debug_flag(parser: argparse.ArgumentParser) -> None:
 # tvrl-bench's exception types whose message is meant for the user. Matched by name, so that reporting an error
 # never imports torch (several of these live in packages whose __init__ imports it).
 USER_ERRORS = {"UserError", "ConfigError", "PromptFileError", "TrackingError", "TrialBusy", "CheckpointError",
-               "ReportError", "RegistryError"}
+               "ReportError", "RegistryError", "TrialNotFinished"}
 
 
 def is_user_error(exc: BaseException) -> bool:

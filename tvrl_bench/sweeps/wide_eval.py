@@ -55,6 +55,10 @@ class TrialScores:
         return "base" if self.spec.base else " / ".join(self.spec.labels.values())
 
 
+class TrialNotFinished(FileNotFoundError):
+    """A trial of the study has no finished checkpoint under --out; the message says what to do (a user error)."""
+
+
 def finished_checkpoint(runs: Path, spec: TrialSpec, steps_flag: bool = False) -> CheckpointDir:
     """The checkpoint folder of a finished trial (runs/<key>); FileNotFoundError naming the trial otherwise. When
     the study's folder holds other trials (keys this study file does not give), the sweep ran with other flags:
@@ -65,11 +69,11 @@ def finished_checkpoint(runs: Path, spec: TrialSpec, steps_flag: bool = False) -
         others = [p for p in runs.iterdir() if CheckpointDir(p).info() is not None] if runs.is_dir() else []
         if others and not (runs / spec.key).exists():
             flags = "--profile" if steps_flag else "--steps N or --profile"
-            raise FileNotFoundError(
+            raise TrialNotFinished(
                 f"{checkpoints.folder}: trial {spec.title} is not among the {len(others)} trials in {runs}: the sweep "
                 f"ran with other flags, which change its trials' keys; pass wide-eval the same {flags} that "
                 "tvrl-sweep ran with")
-        raise FileNotFoundError(
+        raise TrialNotFinished(
             f"{checkpoints.folder}: trial {spec.title} has no finished checkpoint; finish the study first "
             "(rerun tvrl-sweep with the same study file and --out)"
         )
