@@ -40,7 +40,7 @@ def digests(output: str) -> list[str]:
 
 
 def test_toy_profile_trial_logs_the_results_contract(tmp_path, tiny_policy_path):
-    result = train(tmp_path, "components/profiles/toy.gin", "--steps", "3",
+    result = train(tmp_path, "components/profiles/toy_v1.gin", "--steps", "3",
                    *bindings(tiny_policy_path, "training.trial.wide_eval_prompts = 12"))
     assert result.returncode == 0, result.stderr[-3000:]
     client, found = runs(tmp_path)
@@ -76,7 +76,7 @@ def faulty_config(tmp_path: Path) -> str:
     path = tmp_path / "faulty.gin"
     path.write_text(
         "import tests.training.faults\n"
-        "include 'components/profiles/toy.gin'\n"
+        "include 'components/profiles/toy_v1.gin'\n"
         "REWARD = @rewards.faulty_oracle()\n"
         "training.trial.checkpoint_every = 1\n"
     )
@@ -138,7 +138,7 @@ def test_a_non_finite_reward_marks_the_run_failed_and_keeps_the_checkpoint(tmp_p
 def test_two_processes_end_with_identical_parameters(tmp_path, tiny_policy_path):
     launcher = [console_script("accelerate"), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
                 "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "tvrl_bench.cli.train"]
-    result = train(tmp_path, "components/profiles/toy.gin", "--cpu", "--steps", "2", *bindings(tiny_policy_path),
+    result = train(tmp_path, "components/profiles/toy_v1.gin", "--cpu", "--steps", "2", *bindings(tiny_policy_path),
                    launcher=launcher)
     assert result.returncode == 0, result.stderr[-3000:]
     found = digests(result.stderr)
@@ -149,6 +149,6 @@ def test_two_processes_end_with_identical_parameters(tmp_path, tiny_policy_path)
 
 
 def test_config_errors_stop_before_training_with_the_binding_named(tmp_path, tiny_policy_path):
-    result = train(tmp_path, "components/profiles/toy.gin", "--gin_bindings", "samplers.sage.etta = 0.2")
+    result = train(tmp_path, "components/profiles/toy_v1.gin", "--gin_bindings", "samplers.sage.etta = 0.2")
     assert result.returncode == 2
     assert "'samplers.sage' has no parameter 'etta'; did you mean 'eta'" in result.stderr

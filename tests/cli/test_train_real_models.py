@@ -51,7 +51,7 @@ def test_tiny_hunyuan_policy_and_qwen3_5_critic_train_through_tvrl_train(tmp_pat
     policy = save_tiny_hunyuan(tmp_path / "hunyuan")
     critic = save_tiny_qwen(tmp_path / "qwen3_5", "qwen3_5")
     lines = [
-        "include 'components/profiles/toy.gin'",
+        "include 'components/profiles/toy_v1.gin'",
         "include 'components/policies/hunyuan_video15_480p.gin'",
         "include 'components/rewards/qwen3_5_9b.gin'",
         *policy.gin_bindings(),

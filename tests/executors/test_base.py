@@ -11,7 +11,7 @@ import pytest
 from tvrl_bench import registry
 from tvrl_bench.executors.base import NOT_STARTED, Executor, TrialCommand, build_executor, log_file, worker_environment
 
-ARGS = ("components/profiles/toy.gin", "--gin_bindings", "training.trial.steps = 2", "--attempt", "1")
+ARGS = ("components/profiles/toy_v1.gin", "--gin_bindings", "training.trial.steps = 2", "--attempt", "1")
 TRAIN = ["-m", "tvrl_bench.cli.train", *ARGS, "--threads", "3", "--no-progress", "--debug"]
 
 

@@ -13,7 +13,7 @@ from tvrl_bench.executors.base import TrialCommand
 from tvrl_bench.executors.nodes import check_layout, node_command, trial_code, wait_for_nodes
 from tvrl_bench.executors.ray_nodes import node_bundles, node_commands
 
-ARGS = ("components/profiles/toy.gin", "--attempt", "1")
+ARGS = ("components/profiles/toy_v1.gin", "--attempt", "1")
 
 
 def test_each_node_runs_accelerate_with_its_rank_the_main_address_and_every_process():

@@ -51,7 +51,7 @@ def test_two_nodes_ask_for_two_strictly_spread_bundles_and_a_stop_leaves_the_tri
     from ray.util import placement_group_table
 
     runner = executor(2)
-    future = runner.submit(TrialCommand(("components/profiles/toy.gin",), log_path=str(tmp_path / "t.log")))
+    future = runner.submit(TrialCommand(("components/profiles/toy_v1.gin",), log_path=str(tmp_path / "t.log")))
     deadline = time.monotonic() + 60
     groups = []
     while not groups and time.monotonic() < deadline:
@@ -71,7 +71,7 @@ def test_two_nodes_ask_for_two_strictly_spread_bundles_and_a_stop_leaves_the_tri
 def test_a_trial_of_two_processes_on_one_ray_node_runs_through_its_placement_group(ray_cluster, tmp_path,
                                                                                     tiny_policy_path):
     uri = f"sqlite:///{tmp_path / 'ray.db'}"
-    args = ("components/profiles/toy.gin", "--steps", "2", *bindings(tiny_policy_path), "--tracking-uri", uri,
+    args = ("components/profiles/toy_v1.gin", "--steps", "2", *bindings(tiny_policy_path), "--tracking-uri", uri,
             "--out", str(tmp_path / "runs"))
     log = tmp_path / "trial.log"
     code = executor(1, per_node=2).submit(TrialCommand(args, env={"PYTHONPATH": str(ROOT)}, log_path=str(log))).result(timeout=600)

@@ -84,7 +84,7 @@ def test_the_reference_state_is_kept_once_bound():
      "training.optimizer.kind = 'muon_adamw'", "training.schedule.balance = True"],
 ])
 def test_toy_trials_train_with_the_official_objective(tmp_path, bindings):
-    load_config(["components/profiles/toy.gin", "components/objectives/tvrl_official.gin"], FAST + bindings)
+    load_config(["components/profiles/toy_v1.gin", "components/objectives/tvrl_official.gin"], FAST + bindings)
     settings = TrialSettings()
     gin.clear_config()
     trainer = loop.Trainer(settings, Processes(cpu=True), CheckpointDir(tmp_path), None, progress=False)

@@ -19,7 +19,7 @@ from tests.training.conftest import FAST
 
 pytestmark = pytest.mark.integration
 
-TOY = "components/profiles/toy.gin"
+TOY = "components/profiles/toy_v1.gin"
 
 
 def fast_config(folder: Path, policy: str, *lines: str, name: str = "mine.gin") -> Path:

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.integration
 
 def test_a_damaged_checkpoint_is_refused_with_the_fix_and_never_used(tmp_path, tiny_policy_path):
     config = tmp_path / "faulty.gin"
-    config.write_text("import tests.training.faults\ninclude 'components/profiles/toy.gin'\n"
+    config.write_text("import tests.training.faults\ninclude 'components/profiles/toy_v1.gin'\n"
                       "REWARD = @rewards.faulty_oracle()\n")
     uri = f"sqlite:///{tmp_path / 't.db'}"
     command = [str(config), "--steps", "4", "--gin_bindings", *FAST, f"policies.toy.path = '{tiny_policy_path}'",

@@ -14,7 +14,7 @@ from tvrl_bench.training.trial.identity import trial_key
 
 pytestmark = pytest.mark.integration
 
-TOY = "components/profiles/toy.gin"
+TOY = "components/profiles/toy_v1.gin"
 
 
 def test_a_critic_that_cannot_be_built_is_a_failed_cell_not_a_missing_row(tmp_path, tiny_policy_path):

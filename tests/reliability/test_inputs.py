@@ -15,7 +15,7 @@ from tests.reliability.helpers import assert_error, assert_none_running, files_i
 
 pytestmark = pytest.mark.integration
 
-TOY = "components/profiles/toy.gin"
+TOY = "components/profiles/toy_v1.gin"
 
 
 def train_case(tmp_path: Path, *args: str) -> tuple:

@@ -16,7 +16,7 @@ from tvrl_bench.training.trial.lock import FolderLock
 
 pytestmark = pytest.mark.integration
 
-TOY = "components/profiles/toy.gin"
+TOY = "components/profiles/toy_v1.gin"
 
 
 def test_a_trial_that_another_process_runs_is_refused(tmp_path):

@@ -18,7 +18,7 @@ from tests.training.conftest import FAST
 
 pytestmark = pytest.mark.integration
 
-TOY = "components/profiles/toy.gin"
+TOY = "components/profiles/toy_v1.gin"
 UNREACHABLE = "http://127.0.0.1:9"
 
 

@@ -40,6 +40,9 @@ def test_minimum_detectable_delta_against_the_textbook_formula():
     assert math.isnan(minimum_detectable_delta(sd, 1))
 
 
+OBJECTIVE_CREDIT = {"GRPO": ("grpo", "uniform"), "TVRL": ("grpo", "window3"), "null": ("null", "window3")}
+
+
 def test_the_power_table_pairs_each_method_with_the_base_of_its_seed():
     import pandas as pd
 
@@ -53,15 +56,20 @@ def test_the_power_table_pairs_each_method_with_the_base_of_its_seed():
     gains = {"TVRL": [0.06, 0.05, 0.07], "GRPO": [0.04, 0.06, 0.03], "null": [-0.01, 0.01, -0.02]}
     rows = []
     for seed, b in enumerate(base):
-        rows.append({"method": "base", "seed": seed, "eval/overall": b})
-        rows += [{"method": m, "seed": seed, "eval/overall": b + g[seed]} for m, g in gains.items()]
+        rows.append({"method": "base", "objective": "grpo", "credit": "window3", "seed": seed, "eval/overall": b})
+        rows += [{"method": m, "objective": OBJECTIVE_CREDIT[m][0], "credit": OBJECTIVE_CREDIT[m][1], "seed": seed,
+                  "eval/overall": b + g[seed]} for m, g in gains.items()]
     frame = pd.DataFrame([
         {"run_id": f"r{i}", "run_name": f"r{i}", "status": "FINISHED", "start_time": i, "end_time": i,
          **{f"params.{k}": str(v) for k, v in r.items() if k != "eval/overall"}, "metrics.eval/overall": r["eval/overall"]}
         for i, r in enumerate(rows)
     ])
     result = build_metric_table(load_table("power"), split_runs(frame, study="power"))
-    assert [r.label for r in result.rows][:4] == ["Base model", "GRPO (uniform)", "TVRL (3×3 window)", "Null control (permuted advantages)"]
+    assert [r.label for r in result.rows][:4] == ["Base model", "GRPO (clipped ratio), uniform credit",
+                                                  "GRPO (clipped ratio), TVRL 3×3 window credit",
+                                                  "GRPO null control, TVRL 3×3 window credit"]
+    # No run logged a wide evaluation: the table reads the trials' own evaluation, and says so.
+    assert any("eval/*" in note for note in result.notes)
     assert isinstance(result.rows[0].cells[1], Blank) and isinstance(result.rows[0].cells[0], ValueStat)
     for row, method in zip(result.rows[1:4], ["GRPO", "TVRL", "null"]):
         diffs = np.array(gains[method]) * 100

@@ -126,7 +126,7 @@ def test_a_critic_alone_keeps_the_plain_path(batch):
     ("combined_gdpo", "gdpo", {"toy_oracle": 0.5, "toy_verdicts": 0.5}),
 ])
 def test_presets_build_on_the_toy_profile(preset, aggregate, weights):
-    load_config(["components/profiles/toy.gin", f"components/rewards/{preset}.gin"], [])
+    load_config(["components/profiles/toy_v1.gin", f"components/rewards/{preset}.gin"], [])
     reward = registry.build("REWARD")
     gin.clear_config()
     assert isinstance(reward, CombinedReward) and reward.aggregate == aggregate and reward.weights == weights

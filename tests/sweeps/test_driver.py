@@ -323,7 +323,7 @@ def test_a_dry_run_prints_the_plan_and_creates_nothing(tmp_path, capsys, monkeyp
     summary = run_sweep(str(study), Scripted, options(f"sqlite:///{database}", tmp_path, dry_run=True))
     printed = capsys.readouterr().out
     _, trials = plan(str(study), options(f"sqlite:///{database}", tmp_path))
-    assert printed.startswith("study tiny (2 trials; profile components/profiles/toy.gin)")
+    assert printed.startswith("study tiny (2 trials; profile components/profiles/toy_v1.gin)")
     for spec in trials:
         assert f"{spec.key}  pending" in printed and spec.title in printed
     assert summary.finished == [] and not database.exists() and not (tmp_path / "out").exists()

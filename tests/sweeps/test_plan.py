@@ -37,9 +37,9 @@ def test_base_rows_train_nothing(tmp_path):
 def test_profile_override_swaps_the_profile_and_its_axes(tmp_path):
     path = write_study(tmp_path, "/nowhere", axes="{'reward': ['toy_oracle']}")
     path.write_text(path.read_text() + "sweeps.study.profile_axes = {'other': {'reward': ['toy_learned']}}\n"
-                    "sweeps.study.profiles = {'other': 'components/profiles/toy.gin'}\n")
+                    "sweeps.study.profiles = {'other': 'components/profiles/toy_v1.gin'}\n")
     study, _ = load_study(str(path), profile="other")
-    assert study.axes["reward"] == ["toy_learned"] and study.profile == "components/profiles/toy.gin"
+    assert study.axes["reward"] == ["toy_learned"] and study.profile == "components/profiles/toy_v1.gin"
 
 
 def test_an_unknown_preset_names_the_study_file_line_and_the_closest_preset(tmp_path):

@@ -23,7 +23,8 @@ def finished_study(tmp_path_factory, tmp_path, monkeypatch, tiny_policy_path):
     """A tiny study (base and uniform credit, seeds 0 and 1, one step) run to the end: (study file, uri)."""
     monkeypatch.chdir(tmp_path)
     uri = fresh_store(tmp_path_factory, tmp_path)
-    study = write_study(tmp_path, tiny_policy_path, axes="{'credit': ['uniform']}", seeds="[0, 1]", steps=1)
+    study = write_study(tmp_path, tiny_policy_path, axes="{'objective': ['grpo'], 'credit': ['uniform']}",
+                        seeds="[0, 1]", steps=1)
     study.write_text(study.read_text() + "sweeps.study.base = True\nsweeps.study.tables = ['power']\n")
     summary = run_sweep(str(study), InProcess, options(uri, tmp_path))
     assert len(summary.finished) == 4 and not summary.failed
@@ -58,14 +59,14 @@ def test_wide_eval_reproduces_each_trials_own_evaluation_then_logs_the_wider_sco
     assert "logged wide_eval/* to 4 trial runs of 'tiny'" in printed
     rows = list(csv.DictReader(table.open()))
     assert sorted((r["arm"], r["seed"]) for r in rows) == [("base", "0"), ("base", "1"),
-                                                            ("uniform", "0"), ("uniform", "1")]
+                                                            ("grpo / uniform", "0"), ("grpo / uniform", "1")]
     logged = logged_eval(uri)
     for row in rows:
         own = logged[row["key"]]
         for metric in ("overall", "object", "attribute", "motion", "background", "critic_reward"):
             assert float(row[f"own_{metric}"]) == pytest.approx(own[metric], abs=1e-9), (row["arm"], metric)
         assert int(row["prompts"]) + int(row["dropped"]) == 24 and int(row["prompts"]) > 4
-    trained = {r["seed"]: logged[r["key"]]["critic_reward"] for r in rows if r["arm"] == "uniform"}
+    trained = {r["seed"]: logged[r["key"]]["critic_reward"] for r in rows if r["arm"] == "grpo / uniform"}
     untrained = {r["seed"]: logged[r["key"]]["critic_reward"] for r in rows if r["arm"] == "base"}
     assert all(abs(trained[s] - untrained[s]) > 1e-6 for s in trained)  # so matching them needs the checkpoint
 
@@ -81,16 +82,16 @@ def test_wide_eval_reproduces_each_trials_own_evaluation_then_logs_the_wider_sco
             assert run.data.metrics[f"wide_eval/{metric}"] == pytest.approx(float(row[f"wide_{metric}"]), abs=1e-12)
         (wide,) = client.get_metric_history(run.info.run_id, "wide_eval/overall")
         assert wide.step == (0 if row["arm"] == "base" else 1)
-    wide_table = {r["Method"]: r for r in csv.DictReader((out / "reports" / "tiny" / "power_wide.csv").open())}
+    wide_table = {r["Objective, credit"]: r for r in csv.DictReader((out / "reports" / "tiny" / "power.csv").open())}
     for metric, column in (("overall", "Overall"), ("critic_reward", "Critic reward")):
         by_seed = {(r["arm"], r["seed"]): 100 * float(r[f"wide_{metric}"]) for r in rows}
         base = [by_seed["base", s] for s in ("0", "1")]
-        trained = [by_seed["uniform", s] for s in ("0", "1")]
+        trained = [by_seed["grpo / uniform", s] for s in ("0", "1")]
         assert float(wide_table["Base model"][column]) == pytest.approx(np.mean(base))
-        assert float(wide_table["GRPO (uniform)"][column]) == pytest.approx(np.mean(trained))
+        assert float(wide_table["GRPO (clipped ratio), uniform credit"][column]) == pytest.approx(np.mean(trained))
     overall = {(r["arm"], r["seed"]): 100 * float(r["wide_overall"]) for r in rows}
-    assert float(wide_table["GRPO (uniform)"]["Δ vs base"]) == pytest.approx(
-        np.mean([overall["uniform", s] - overall["base", s] for s in ("0", "1")]))
+    assert float(wide_table["GRPO (clipped ratio), uniform credit"]["Δ vs base"]) == pytest.approx(
+        np.mean([overall["grpo / uniform", s] - overall["base", s] for s in ("0", "1")]))
 
 
 @pytest.mark.integration

@@ -12,7 +12,7 @@ from tvrl_bench.credit.base import CreditRouter, GradientRouter
 from tvrl_bench.tracking.params import (axis_run_name, component_selector, method_from_presets, method_of,
                                         operative_params, preset_names, presets_in_files, run_name)
 
-TOY_FILES = ["components/profiles/toy.gin", "components/policies/toy.gin", "components/samplers/sage.gin",
+TOY_FILES = ["components/profiles/toy_v1.gin", "components/policies/toy.gin", "components/samplers/sage.gin",
              "components/rewards/toy_oracle.gin", "components/credit/window3.gin", "components/objectives/grpo.gin",
              "components/evaluators/toy.gin", "components/datasets/toy.gin"]
 
@@ -64,7 +64,7 @@ def test_preset_names_of_a_parsed_profile(tiny_config):
 
 @pytest.fixture
 def tiny_config():
-    return load_config(["components/profiles/toy.gin", "components/credit/uniform.gin"])
+    return load_config(["components/profiles/toy_v1.gin", "components/credit/uniform.gin"])
 
 
 def test_component_selector_of_registered_and_unregistered_objects():

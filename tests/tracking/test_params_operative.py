@@ -17,7 +17,7 @@ RECORDED = Path(__file__).with_name("toy_operative_params.json")
 def test_the_toy_profile_logs_the_recorded_params():
     from tvrl_bench.training.settings import TrialSettings
 
-    load_config(["components/profiles/toy.gin"], ["TRAIN_STEPS = 60", "training.trial.steps = %TRAIN_STEPS"])
+    load_config(["components/profiles/toy_v1.gin"], ["TRAIN_STEPS = 60", "training.trial.steps = %TRAIN_STEPS"])
     TrialSettings()  # what a trial builds
     params = operative_params()
     recorded = json.loads(RECORDED.read_text())
@@ -27,3 +27,16 @@ def test_the_toy_profile_logs_the_recorded_params():
     assert params["training.trial.schedule"] == "@training.schedule()"
     assert params["rewards.toy_oracle.component_values"] == "'soft'"
     assert not any("TRAIN_STEPS" in key or key.startswith("gin.") for key in params)  # macros are skipped
+
+
+def test_the_default_toy_profile_logs_its_recorded_params():
+    """The default regime: base v2_noisy_captions, DiffusionNFT with 3x3 window credit, lr 3e-4, the wide evaluation."""
+    from tvrl_bench.training.settings import TrialSettings
+
+    load_config(["components/profiles/toy.gin"], [])
+    settings = TrialSettings()
+    params = operative_params()
+    assert params == json.loads(RECORDED.with_name("toy_default_operative_params.json").read_text())
+    assert params["policies.toy.base"] == "'v2_noisy_captions'" and params["training.optimizer.learning_rate"] == "0.0003"
+    assert params["training.trial.wide_eval_prompts"] == "1000" and params["rewards.toy_oracle.shape_measure"] == "'component'"
+    assert type(settings.objective).__name__ == "NegativeAwareFineTuning" and settings.credit.method == "TVRL"

@@ -14,7 +14,7 @@ from tvrl_bench.training.settings import TrialSettings
 
 
 def kl_trainer(policy_path: str, folder) -> Trainer:
-    load_config(["components/profiles/toy.gin", "components/objectives/grpo_kl.gin"],
+    load_config(["components/profiles/toy_v1.gin", "components/objectives/grpo_kl.gin"],
                 [*FAST, f"policies.toy.path = '{policy_path}'"])
     settings = TrialSettings()
     gin.clear_config()

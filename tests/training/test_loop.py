@@ -38,7 +38,7 @@ class Poisonable(Reward):
 
 
 def settings(policy_path: str, *bindings: str, **given) -> TrialSettings:
-    load_config(["components/profiles/toy.gin"], [*FAST, f"policies.toy.path = '{policy_path}'", *bindings])
+    load_config(["components/profiles/toy_v1.gin"], [*FAST, f"policies.toy.path = '{policy_path}'", *bindings])
     built = TrialSettings(**given)
     gin.clear_config()
     return built
@@ -278,7 +278,7 @@ class ContractOnly(Objective):
 def test_the_trainer_calls_the_objectives_parts_without_asking_it_anything_else(tiny_policy_path, tmp_path, preset,
                                                                              bindings):
     def train(folder, strict: bool):
-        load_config(["components/profiles/toy.gin", preset],
+        load_config(["components/profiles/toy_v1.gin", preset],
                     [*FAST, f"policies.toy.path = '{tiny_policy_path}'", *bindings])
         built = TrialSettings()
         gin.clear_config()

@@ -23,7 +23,7 @@ def one_node_digest(tmp_path_factory, tiny_policy_path) -> str:
     """The final parameters' digest of the trial on 2 processes of one node."""
     folder = tmp_path_factory.mktemp("one_node")
     launcher = node_command([], 1, 0, "127.0.0.1", free_port(), processes_per_machine=2)
-    single = train(Path(folder), "components/profiles/toy.gin", "--cpu", "--steps", "2",
+    single = train(Path(folder), "components/profiles/toy_v1.gin", "--cpu", "--steps", "2",
                    *bindings(tiny_policy_path), launcher=launcher, env={"OMP_NUM_THREADS": "1"})
     assert single.returncode == 0, single.stderr[-3000:]
     found = digests(single.stderr)
@@ -50,7 +50,7 @@ def test_a_node_that_dies_fails_the_trial_and_rank_0_marks_its_run_failed(tmp_pa
     from tvrl_bench.executors.nodes import wait_for_nodes
 
     config = tmp_path / "faulty.gin"  # node 1's oracle SIGKILLs its process in the second step
-    config.write_text("import tests.training.faults\ninclude 'components/profiles/toy.gin'\nREWARD = @rewards.faulty_oracle()\n")
+    config.write_text("import tests.training.faults\ninclude 'components/profiles/toy_v1.gin'\nREWARD = @rewards.faulty_oracle()\n")
     args = [str(config), "--cpu", "--steps", "4", *bindings(tiny_policy_path), "--tracking-uri",
             f"sqlite:///{tmp_path / 't.db'}", "--out", str(tmp_path / "runs"), "--no-progress"]
     port = free_port()

@@ -32,7 +32,7 @@ def test_split_optimizer_matches_muon_and_adamw_run_apart():
 # What each profile trained with before the settings moved from training.trial to training.optimizer:
 # (kind, learning rate, weight decay, AdamW betas).
 PROFILE_OPTIMIZERS = {
-    "components/profiles/toy.gin": ("adamw", 1e-4, 0.0, (0.9, 0.999)),
+    "components/profiles/toy_v1.gin": ("adamw", 1e-4, 0.0, (0.9, 0.999)),
     "components/profiles/toy_v2.gin": ("adamw", 1e-4, 0.0, (0.9, 0.999)),
     "components/profiles/paper.gin": ("muon_adamw", 1e-5, 0.01, (0.95, 0.95)),
 }
@@ -66,14 +66,14 @@ def test_each_profile_builds_the_optimizer_it_trained_with_before(profile):
 def test_the_middle_window_sweep_still_lowers_the_learning_rate():
     text = (PROJECT_ROOT / "sweeps" / "experiments" / "middle_window.gin").read_text(encoding="utf-8")
     assert "'training.optimizer.learning_rate = 3e-5'" in text
-    load_config(["components/profiles/toy.gin"], ["training.optimizer.learning_rate = 3e-5"])
+    load_config(["components/profiles/toy_v1.gin"], ["training.optimizer.learning_rate = 3e-5"])
     assert bound_optimizer().build([torch.nn.Parameter(torch.zeros(2))]).param_groups[0]["lr"] == 3e-5
 
 
 @pytest.mark.parametrize("name, value", [("learning_rate", "3e-5"), ("betas", "(0.9, 0.99)"), ("weight_decay", "0.1")])
 def test_an_old_trial_binding_is_one_line_naming_its_file_line_and_new_binding(tmp_path, name, value):
     config = tmp_path / "mine.gin"
-    config.write_text(f"include 'components/profiles/toy.gin'\ntraining.trial.{name} = {value}\n")
+    config.write_text(f"include 'components/profiles/toy_v1.gin'\ntraining.trial.{name} = {value}\n")
     with pytest.raises(ConfigError) as caught:
         load_config([str(config)])
     message = str(caught.value)
@@ -82,12 +82,12 @@ def test_an_old_trial_binding_is_one_line_naming_its_file_line_and_new_binding(t
     assert f"training.optimizer.{name} = ..." in message
 
     with pytest.raises(ConfigError, match=rf"^--gin_bindings 'training\.trial\.{name} = .*training\.optimizer\.{name}"):
-        load_config(["components/profiles/toy.gin"], [f"training.trial.{name} = {value}"])
+        load_config(["components/profiles/toy_v1.gin"], [f"training.trial.{name} = {value}"])
 
 
 def test_a_bad_learning_rate_names_its_file_line_and_binding_before_anything_is_built(tmp_path):
     config = tmp_path / "mine.gin"
-    config.write_text("include 'components/profiles/toy.gin'\ntraining.optimizer.learning_rate = 0.0\n")
+    config.write_text("include 'components/profiles/toy_v1.gin'\ntraining.optimizer.learning_rate = 0.0\n")
     loaded = load_config([str(config)])
     with pytest.raises(ConfigError) as caught:
         check_values(loaded)
@@ -100,7 +100,7 @@ def test_a_bad_learning_rate_of_a_built_trial_names_its_file_line(tmp_path, tiny
     from tvrl_bench.training.trial.build import build_settings
 
     config = tmp_path / "mine.gin"
-    config.write_text(f"include 'components/profiles/toy.gin'\npolicies.toy.path = '{tiny_policy_path}'\n"
+    config.write_text(f"include 'components/profiles/toy_v1.gin'\npolicies.toy.path = '{tiny_policy_path}'\n"
                       "training.optimizer.learning_rate = -1.0\n")
     loaded = load_config([str(config)])
     with pytest.raises(ConfigError, match=rf"^{config}:3: training\.optimizer\.learning_rate = -1\.0 must be"):

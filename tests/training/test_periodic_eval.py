@@ -16,7 +16,7 @@ from tvrl_bench.training.settings import TrialSettings
 
 
 def trainer(policy_path: str, folder, calls: list, steps: int = 5, eval_every: int = 2) -> Trainer:
-    load_config(["components/profiles/toy.gin"], [
+    load_config(["components/profiles/toy_v1.gin"], [
         *FAST, f"policies.toy.path = '{policy_path}'", f"training.trial.steps = {steps}",
         f"training.trial.eval_every = {eval_every}", "training.trial.eval_subset = 2", "training.trial.sample_videos = 0",
     ])
@@ -55,7 +55,7 @@ def test_eval_every_must_not_be_negative(tiny_policy_path, tmp_path):
 
 
 def wide_trainer(policy_path: str, folder, wide: int, eval_prompts: int = 4) -> tuple[Trainer, frozenset]:
-    load_config(["components/profiles/toy.gin"], [
+    load_config(["components/profiles/toy_v1.gin"], [
         *FAST, f"policies.toy.path = '{policy_path}'", "training.trial.steps = 1", "training.trial.sample_videos = 0",
         f"training.trial.eval_prompts = {eval_prompts}", f"training.trial.wide_eval_prompts = {wide}",
     ])

@@ -23,7 +23,7 @@ PRESETS = {"policy": "components/policies/toy.gin", "sampler": "components/sampl
            "dataset": "components/datasets/toy.gin"}
 
 
-def toy(policy_path: str, *bindings: str, files=("components/profiles/toy.gin",)):
+def toy(policy_path: str, *bindings: str, files=("components/profiles/toy_v1.gin",)):
     return load_config(list(files), [*FAST, f"policies.toy.path = '{policy_path}'", *bindings])
 
 
@@ -80,7 +80,7 @@ def test_a_missing_macro_is_named_with_a_preset_to_include(tiny_policy_path, mis
         TrialSettings()
     message = str(caught.value)
     assert f"nothing is bound to {macro.macro}" in message
-    assert f"components/{macro.name}/<name>.gin" in message and "components/profiles/toy.gin" in message
+    assert f"components/{macro.name}/<name>.gin" in message and "components/profiles/toy_v1.gin" in message
 
 
 @pytest.mark.parametrize("binding, named", [
@@ -173,7 +173,7 @@ def test_run_trial_names_the_profile_to_start_from_when_a_family_is_missing(tiny
         run_trial([str(config)], ["training.trial.steps = 1"], options)
     message = str(caught.value)
     assert "nothing is bound to REWARD" in message
-    assert "start from components/profiles/toy.gin" in message and "include 'components/profiles/toy.gin'" in message
+    assert "start from components/profiles/toy_v1.gin" in message and "include 'components/profiles/toy_v1.gin'" in message
     assert "policy, sampler, reward, credit, objective, evaluator, dataset" in message
 
     client = MlflowClient(uri)
@@ -188,5 +188,5 @@ def test_run_trial_names_a_component_of_the_wrong_family(tiny_policy_path, tmp_p
     uri = fresh_store(tmp_path_factory, tmp_path)
     options = TrialOptions(tracking_uri=uri, out_dir=str(tmp_path / "out"), progress=False, cpu=True)
     with pytest.raises(ConfigError, match=r"training\.trial\.credit: ToyOracle is not a CreditRouter"):
-        run_trial(["components/profiles/toy.gin"], [*FAST, f"policies.toy.path = '{tiny_policy_path}'",
+        run_trial(["components/profiles/toy_v1.gin"], [*FAST, f"policies.toy.path = '{tiny_policy_path}'",
                                                     "CREDIT = @rewards.toy_oracle()"], options)

@@ -27,7 +27,7 @@ OPTIMISATIONS = {
 
 def run_step(folder, monkeypatch, bindings: list[str]) -> dict:
     """One step of the toy profile (shipped policy, FAST sizes); what it sampled, scored and updated."""
-    load_config(["components/profiles/toy.gin"], FAST + bindings)
+    load_config(["components/profiles/toy_v1.gin"], FAST + bindings)
     settings = TrialSettings()
     gin.clear_config()
     trainer = loop.Trainer(settings, Processes(cpu=True), CheckpointDir(folder), None, progress=False)

@@ -22,8 +22,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "the 'own' table reproduces the study's final evaluation exactly; the 'wide' table is the same "
             "policies on N prompts, with less generation noise. Prints both tables (overall x 100, each arm's "
             "paired difference from the base of its seed, 95%% t-interval), logs the wide scores to each trial's "
-            "MLflow run as wide_eval/<metric> (tag tvrl.wide_eval_prompts) and regenerates the study's wide "
-            "tables (reports/tables/<table>_wide.toml, e.g. power_wide) into OUT/reports/<study>/."
+            "MLflow run as wide_eval/<metric> (tag tvrl.wide_eval_prompts) and regenerates the study's tables, "
+            "which read wide_eval/* where the runs have it, into OUT/reports/<study>/."
         ),
         epilog="Example: tvrl-bench wide-eval sweeps/experiments/power_v2.gin --out OUT --tracking-uri sqlite:///OUT/mlflow.db "
                "--prompts 1000",
@@ -114,21 +114,17 @@ def report(args: argparse.Namespace, study, specs, scores, logging_to) -> None:
 
 
 def log_and_report(args: argparse.Namespace, uri: str, run_ids: dict[str, str], study, scores) -> None:
-    """Log the wide scores to the trials' runs, then regenerate `<table>_wide` for each of the study's tables that
-    has such a definition, into OUT/reports like the sweep's own tables."""
+    """Log the wide scores to the trials' runs, then regenerate the study's tables (they read wide_eval/* where the
+    runs have it), into OUT/reports like the sweep's own tables."""
     from tvrl_bench.report import regenerate
-    from tvrl_bench.report.definitions import available_tables
     from tvrl_bench.sweeps.wide_eval import log_scores
 
     log_scores(uri, run_ids, scores)
     print(f"\nlogged wide_eval/* to {len(run_ids)} trial runs of '{study.name}' in {uri}")
-    defined = available_tables()
-    wide_tables = [f"{t}_wide" for t in study.tables if f"{t}_wide" in defined]
-    if not wide_tables:
-        print(f"no wide table is defined for the study's tables ({', '.join(study.tables) or 'none'}); "
-              "add reports/tables/<table>_wide.toml reading wide_eval/ metrics")
+    if not study.tables:
+        print("the study names no tables (sweeps.study.tables); nothing to regenerate")
         return
-    summary = regenerate(study.name, uri, Path(args.out) / "reports", wide_tables)
+    summary = regenerate(study.name, uri, Path(args.out) / "reports", list(study.tables))
     for name, table in summary["tables"].items():
         print(f"  {name}: {', '.join(table['files'])}")
 

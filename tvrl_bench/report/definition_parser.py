@@ -57,7 +57,10 @@ def parse_table(data: dict[str, Any], name: str, path: Path) -> TableDefinition:
     rows = data.get("rows")
     if not isinstance(rows, dict):
         raise ReportError(f"{where}: a metrics table needs a [rows] section with `by = [params]`")
-    _check_keys(rows, {"by", "label", "params", "fixed"}, f"{where}: [rows]")
+    _check_keys(rows, {"by", "label", "params", "fixed", "only_run"}, f"{where}: [rows]")
+    only_run = rows.get("only_run", False)
+    if not isinstance(only_run, bool):
+        raise ReportError(f"{where}: [rows] only_run must be true or false")
     by = rows.get("by", [])
     if isinstance(by, str):
         by = [by]
@@ -102,6 +105,7 @@ def parse_table(data: dict[str, Any], name: str, path: Path) -> TableDefinition:
         rows_by=axes,
         row_label=label,
         fixed_rows=fixed,
+        only_run=only_run,
         columns=columns,
         where=_filter(data.get("where", {}), f"{where}: where"),
         scale=float(scale),

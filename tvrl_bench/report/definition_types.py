@@ -119,6 +119,7 @@ class MetricTable:
     curves: tuple[str, ...] = ()
     heatmaps: bool = False
     kind: str = "metrics"
+    only_run: bool = False  # rows only for the `by` combinations some run has (else every combination)
 
     def required_params(self) -> list[str]:
         names = [a.name for a in self.rows_by] + list(self.where)

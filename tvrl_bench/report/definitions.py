@@ -4,8 +4,9 @@ A metrics table (the default kind) has
 - `title`, `caption`, `row_header`, `scale` (default 100), `decimals` (default 2), `where` (a filter on params
   every run of the table must pass), `curves` (metrics plotted per cell over training), `heatmaps` (true to
   collect the latest credit heatmap of each cell);
-- `[rows]`: `by` (params whose values make the rows, outermost first), `label` (a format such as
-  "{reward} {method}" over the value labels), `[rows.params.<param>]` with `values` (exactly these rows, in this
+- `[rows]`: `by` (params whose values make the rows, outermost first), `only_run` (true: rows only for the
+  combinations of `by` values some run has, e.g. a null control run with one credit only; default false, every
+  combination), `label` (a format such as "{reward} {method}" over the value labels), `[rows.params.<param>]` with `values` (exactly these rows, in this
   order, shown even when missing), `order` (preferred order; other values present follow, naturally sorted) and
   `labels` ({value: label}); `[[rows.fixed]]` rows with a `label`, a `where` filter and `position`
   ("first" or "last");

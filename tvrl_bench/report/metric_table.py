@@ -45,6 +45,7 @@ def build_metric_table(defn: MetricTable, runs: StudyRuns, histories: Histories 
     else:
         seeds = table_runs["run_id"]
     table_runs = table_runs.assign(_seed=seeds.astype(str)).reset_index(drop=True)
+    table_runs, fallback = with_wide_fallback(table_runs, defn)
     metric_names = sorted(c[len("metrics.") :] for c in table_runs.columns if c.startswith("metrics."))
     columns: list[ValueColumn | DeltaColumn | HalfGainColumn] = []
     for col in defn.columns:
@@ -83,7 +84,7 @@ def build_metric_table(defn: MetricTable, runs: StudyRuns, histories: Histories 
         for param, values in builder.pooled.items()
     ]
     result.notes = (
-        _metric_notes(defn, columns, runs) + pooled + [f"Missing: {w.split(': ', 1)[1]}" for w in result.warnings]
+        _metric_notes(defn, columns, runs) + fallback + pooled + [f"Missing: {w.split(': ', 1)[1]}" for w in result.warnings]
     )
     result.cells = _cell_runs(row_specs, columns, builder)
     for w in result.warnings:
@@ -93,7 +94,8 @@ def build_metric_table(defn: MetricTable, runs: StudyRuns, histories: Histories 
 
 def _row_specs(defn: MetricTable, table_runs: pd.DataFrame) -> list[RowSpec]:
     """The rows of `defn` in display order: fixed "first" rows, one per combination of the `by` values present in
-    table_runs (a runs frame with params.<name> columns), fixed "last" rows."""
+    table_runs (a runs frame with params.<name> columns; with `only_run`, the combinations some run has), fixed
+    "last" rows."""
     fixed_filters = tuple(r.where for r in defn.fixed_rows)
     first = [RowSpec(r.label, r.where, (), f"fixed:{r.label}") for r in defn.fixed_rows if r.position == "first"]
     last = [RowSpec(r.label, r.where, (), f"fixed:{r.label}") for r in defn.fixed_rows if r.position == "last"]
@@ -106,6 +108,8 @@ def _row_specs(defn: MetricTable, table_runs: pd.DataFrame) -> list[RowSpec]:
             pool = pool[~match(pool, ex)]
         arranged = [a.arrange(_present(pool, a)) for a in axes]
         for combo in itertools.product(*arranged):
+            if defn.only_run and not match(pool, {a.name: (v,) for a, v in zip(axes, combo)}).any():
+                continue  # a combination the study never ran (e.g. the null control with one credit only)
             labels = {a.name: a.label(v) for a, v in zip(axes, combo)}
             label = defn.row_label.format(**labels) if defn.row_label else " ".join(labels.values())
             group = combo[0] if len(axes) > 1 else None
@@ -127,6 +131,33 @@ def _missing_warnings(table: str, missing: list[tuple[str, str, str]]) -> list[s
     return [
         f"table '{table}': row '{row}' ({', '.join(cols)}): {reason}" for (row, reason), cols in grouped.items()
     ]
+
+
+WIDE, OWN = "wide_eval/", "eval/"
+
+
+def with_wide_fallback(table_runs: pd.DataFrame, defn: MetricTable) -> tuple[pd.DataFrame, list[str]]:
+    """Tables read the wide evaluation (`wide_eval/*`, logged by trials with training.trial.wide_eval_prompts and
+    by `tvrl-bench wide-eval`). When none of the table's runs logged one (real models, whose evaluation is their
+    whole benchmark, or studies run without it), its `wide_eval/X` metrics are read from `eval/X` instead, and the
+    returned note says so. (runs with metrics.wide_eval/* columns added where they fall back, notes)"""
+    columns = [c for c in table_runs.columns if c.startswith("metrics.")]
+    asks_wide = any(m.startswith(WIDE) for m in _named_metrics(defn))
+    if not asks_wide or any(c.startswith("metrics." + WIDE) for c in columns) or not len(table_runs):
+        return table_runs, []
+    own = {c: "metrics." + WIDE + c[len("metrics." + OWN):] for c in columns if c.startswith("metrics." + OWN)}
+    if not own:
+        return table_runs, []
+    copied = table_runs.assign(**{wide: table_runs[c] for c, wide in own.items()})
+    return copied, ["No run logged a wide evaluation (wide_eval/*): the table reads each trial's own evaluation (eval/*)."]
+
+
+def _named_metrics(defn: MetricTable) -> list[str]:
+    """Every metric (or metric prefix) the table's columns name."""
+    names = []
+    for col in defn.columns:
+        names.append(col.prefix if isinstance(col, CategoryColumns) else col.metric)
+    return names
 
 
 def _metric_notes(defn: MetricTable, columns: list[ValueColumn | DeltaColumn | HalfGainColumn],

@@ -13,7 +13,8 @@ trial's own final evaluation, bit for bit (`TrialScores.own`).
 
 `log_scores` records the wider scores in each trial's MLflow run as `wide_eval/<metric>` (the evaluator's metrics
 and `critic_reward`, at the trial's final step) with the tag `tvrl.wide_eval_prompts`, so that a table definition
-reading `wide_eval/` metrics (reports/tables/power_wide.toml) regenerates from MLflow like any other.
+reading `wide_eval/` metrics (every study table does, falling back to eval/* without them) regenerates from MLflow
+like any other.
 """
 
 from __future__ import annotations

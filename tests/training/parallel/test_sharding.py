@@ -173,7 +173,7 @@ def replicated(tmp_path_factory, tiny_policy_path):
 
 def two_processes(folder: Path, policy: str, *extra: str, env: dict | None = None):
     config = folder / "faulty.gin"  # the toy oracle, with a fault the resume test switches on by environment
-    config.write_text("import tests.training.faults\ninclude 'components/profiles/toy.gin'\nREWARD = @rewards.faulty_oracle()\n")
+    config.write_text("import tests.training.faults\ninclude 'components/profiles/toy_v1.gin'\nREWARD = @rewards.faulty_oracle()\n")
     return train(folder, str(config), "--cpu", "--steps", "2", *bindings(policy, *SAME_FORWARD, *extra),
                  launcher=[console_script("accelerate"), *LAUNCH], env={"OMP_NUM_THREADS": "1", **(env or {})})
 

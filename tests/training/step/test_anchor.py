@@ -16,7 +16,7 @@ from tvrl_bench.training.settings import TrialSettings
 
 
 def trainer(policy_path: str, folder, *bindings: str) -> Trainer:
-    load_config(["components/profiles/toy.gin"], [*FAST, f"policies.toy.path = '{policy_path}'",
+    load_config(["components/profiles/toy_v1.gin"], [*FAST, f"policies.toy.path = '{policy_path}'",
                                                   "training.schedule.sde_window = (0, 2)", *bindings])
     settings = TrialSettings()
     gin.clear_config()

@@ -18,7 +18,7 @@ from tvrl_bench.training.checkpoint import CheckpointDir
 
 
 def trainer(policy_path: str, folder, *files: str) -> Trainer:
-    load_config(["components/profiles/toy.gin", *files], [*FAST, f"policies.toy.path = '{policy_path}'"])
+    load_config(["components/profiles/toy_v1.gin", *files], [*FAST, f"policies.toy.path = '{policy_path}'"])
     settings = TrialSettings()
     gin.clear_config()
     return Trainer(settings, Processes(cpu=True), CheckpointDir(folder), "run-1", None, progress=False)
@@ -43,7 +43,7 @@ def test_a_lone_critic_logs_no_per_critic_rewards(tiny_policy_path, tmp_path):
 
 @pytest.mark.integration
 def test_the_toy_verdicts_preset_trains_through_tvrl_train_and_logs_each_critics_reward(tmp_path, tiny_policy_path):
-    result = train(tmp_path, "components/profiles/toy.gin", "components/rewards/toy_verdicts.gin", "--steps", "2",
+    result = train(tmp_path, "components/profiles/toy_v1.gin", "components/rewards/toy_verdicts.gin", "--steps", "2",
                    *bindings(tiny_policy_path))
     assert result.returncode == 0, result.stderr[-3000:]
     client, found = runs(tmp_path)

@@ -20,7 +20,7 @@ OBJECTIVES = ["nft", "awm", "dpo", "grpo_guard"]
 
 
 def trainer(policy_path: str, folder, preset: str, *bindings: str, hooks: Hooks | None = None) -> Trainer:
-    load_config(["components/profiles/toy.gin", f"components/objectives/{preset}.gin"],
+    load_config(["components/profiles/toy_v1.gin", f"components/objectives/{preset}.gin"],
                 [*FAST, f"policies.toy.path = '{policy_path}'", *bindings])
     settings = TrialSettings()
     gin.clear_config()
