@@ -8,7 +8,6 @@ from typing import Any, Iterator
 
 import torch
 
-from tvrl_bench.datasets.toy import signatures, toy_prompt_set
 from tvrl_bench.policies.base import Policy
 from tvrl_bench.prompts import PromptItem
 from tvrl_bench.training.step.rollout import chunks, generate
@@ -50,6 +49,8 @@ def wide_eval_items(settings: TrialSettings, prompts: int) -> tuple[list[PromptI
     dataset's seed, so the list starts with the trial's own eval prompts in order. Call it while the trial's
     config is loaded: the dataset's other parameters are the trial's bindings. ValueError when the world has fewer
     distinct scenes than `prompts`."""
+    from tvrl_bench.datasets.toy import signatures, toy_prompt_set  # noqa: the toy dataset's own redraw
+
     wide = toy_prompt_set(n_eval=prompts, n_train=0)
     trained_on = signatures(settings.dataset.train)
     kept = [it for it in wide.eval if signatures([it]).isdisjoint(trained_on)]
