@@ -129,7 +129,6 @@ def build_policy(folder: Path, seed: int, recipe: PolicyRecipe):
 def shipped_base(recipe: PolicyRecipe):
     """The shipped base `recipe.init`, loaded to be fine-tuned (transformer trainable, text encoder frozen)."""
     from tvrl_bench.policies.toy import ToyPolicy
-
     return ToyPolicy(base=recipe.init, guidance=recipe.guidance, frames=DEFAULT.frames, height=DEFAULT.height,
                      width=DEFAULT.width, fast=recipe.lean_forward)
 
