@@ -53,19 +53,11 @@ from tvrl_bench.world.palette import BACKGROUNDS, SPRITE_COLOURS
 from tvrl_bench.world.scene import SceneDescription, SpriteDescription
 from tvrl_bench.world.vocabulary import MOTIONS, SHAPES
 
-# The named recipes `tvrl-bench prepare-toy --recipe` builds. v1: the first toy base (2-frame tokens, 256 of them;
-# the velocity loss), which draws each frame nearly on its own. v2: 4-frame tokens (2 latent frames of 8 x 8, 128
-# tokens), a wider and deeper network in the same CPU time per step, and the x0 error weighted by 1 / sigma with
-# noise levels drawn around sigma 0.62 (logit mean 0.5), so the high-noise steps where layout and motion are
-# decided weigh more. v2_18k: v2 trained for 18,000 steps (about the 2 CPU-hours a toy base may take), whose
-# validation was still rising at 10,000; it is right about motion more often (docs/toy/policy.md has the measurements).
+# The named recipes `tvrl-bench prepare-toy --recipe` builds (docs/toy/policy.md describes each).
 _V2 = PolicyRecipe(
     steps=10_000, width=96, heads=3, layers=4, patch_t=4, loss="balanced", logit_mean=0.5, val_every=1000,
     lean_forward=True,
 )
-# v2_noisy_captions: v2_18k fine-tuned for 1,500 steps on ground truth whose captions name a wrong sprite colour
-# 80% of the time (recipes/caption_noise.py): it can draw every colour but draws the asked one only part of the time,
-# an error of alignment that a trial's budget can fix (its supervised ceiling is measured in docs/toy/policy.md).
 RECIPES: dict[str, PolicyRecipe] = {
     "v1": PolicyRecipe(),
     "v2": _V2,
