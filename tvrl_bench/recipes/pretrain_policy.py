@@ -66,9 +66,8 @@ RECIPES: dict[str, PolicyRecipe] = {
                                  val_every=1_500, caption_noise=CaptionNoise(p=0.8, kind="colour")),
 }
 
-VALIDATION_STREAM = 7_919  # offset of the validation prompts' seed from the pretraining seed
-SAMPLING_STREAM = 104_729  # offset of the seed of the validation / evaluation sampling noise
-CAPTION_STREAM = 15_485_863  # offset of the seed of the caption corruption draws
+# Offsets from the pretraining seed: validation prompts, validation / evaluation sampling noise, caption corruption.
+VALIDATION_STREAM, SAMPLING_STREAM, CAPTION_STREAM = 7_919, 104_729, 15_485_863
 
 
 def toy_vocabulary() -> list[str]:
@@ -127,8 +126,7 @@ def shipped_base(recipe: PolicyRecipe):
 
 def captions(batch, recipe: PolicyRecipe, rng: random.Random) -> tuple[str, ...]:
     """The prompts a batch trains on: the world's own, or as `recipe.caption_noise` misdescribes its scenes."""
-    if not recipe.caption_noise.p:
-        return batch.prompts
+    if not recipe.caption_noise.p: return batch.prompts  # noqa: E701
     return tuple(prompt_of(misdescribe(scene.description(), recipe.caption_noise, rng)) for scene in batch.scenes)
 
 
