@@ -36,16 +36,8 @@ from typing import Any
 import torch
 
 from tvrl_bench.recipes.caption_noise import CaptionNoise, misdescribe
-from tvrl_bench.recipes.flow_matching import (
-    Ema,
-    PolicyRecipe,
-    draw_noise,
-    drop_prompts,
-    flow_matching_loss,
-    learning_rate,
-    pretrained_parameters,
-    to_latents,
-)
+from tvrl_bench.recipes.flow_matching import (Ema, PolicyRecipe, draw_noise, drop_prompts, flow_matching_loss,
+                                              learning_rate, pretrained_parameters, to_latents)
 from tvrl_bench.datasets.toy import prompt_item, signatures, toy_prompt_set, training_batch, unique_descriptions
 from tvrl_bench.world.difficulty import DEFAULT
 from tvrl_bench.world.grammar import prompt_of
