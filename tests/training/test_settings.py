@@ -80,7 +80,7 @@ def test_a_missing_macro_is_named_with_a_preset_to_include(tiny_policy_path, mis
         TrialSettings()
     message = str(caught.value)
     assert f"nothing is bound to {macro.macro}" in message
-    assert f"components/{macro.name}/<name>.gin" in message and "components/profiles/toy_v1.gin" in message
+    assert f"components/{macro.name}/<name>.gin" in message and "components/profiles/toy.gin" in message
 
 
 @pytest.mark.parametrize("binding, named", [
@@ -173,7 +173,7 @@ def test_run_trial_names_the_profile_to_start_from_when_a_family_is_missing(tiny
         run_trial([str(config)], ["training.trial.steps = 1"], options)
     message = str(caught.value)
     assert "nothing is bound to REWARD" in message
-    assert "start from components/profiles/toy_v1.gin" in message and "include 'components/profiles/toy_v1.gin'" in message
+    assert "start from components/profiles/toy.gin" in message and "include 'components/profiles/toy.gin'" in message
     assert "policy, sampler, reward, credit, objective, evaluator, dataset" in message
 
     client = MlflowClient(uri)
