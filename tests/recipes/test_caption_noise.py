@@ -11,8 +11,8 @@ import torch
 
 from tvrl_bench.datasets.toy import training_batch
 from tvrl_bench.policies.toy import SHIPPED_BASES, ToyPolicy
-from tvrl_bench.recipes.caption_noise import CaptionNoise, misdescribe
-from tvrl_bench.recipes.pretrain_policy import RECIPES, captions, pretrain_policy
+from tvrl_bench.recipes.caption_noise import CaptionNoise, captions, misdescribe
+from tvrl_bench.recipes.pretrain_policy import RECIPES, pretrain_policy
 from tvrl_bench.world.grammar import parse_prompt, prompt_of
 from tvrl_bench.world.scene import SceneDescription, SpriteDescription
 
@@ -80,8 +80,8 @@ def test_bad_settings_are_refused():
 
 def test_captions_of_a_clean_recipe_are_the_batch_prompts_and_a_seed_fixes_the_noisy_ones():
     batch = training_batch(16, random.Random(2))
-    assert captions(batch, RECIPES["v2"], random.Random(0)) is batch.prompts
-    noisy = RECIPES["v2_noisy_captions"]
+    assert captions(batch, RECIPES["v2"].caption_noise, random.Random(0)) is batch.prompts
+    noisy = RECIPES["v2_noisy_captions"].caption_noise
     first, again = captions(batch, noisy, random.Random(3)), captions(batch, noisy, random.Random(3))
     assert first == again and first != batch.prompts
 

@@ -36,9 +36,9 @@ def test_the_quick_smoke_test_writes_beside_the_user_not_over_the_shipped_critic
 
     before = files_in(tmp_path)
     refused = run(tmp_path, "tvrl-bench", "prepare-toy", "--what", "critic", "--steps", "2", "--out", str(ASSETS))
-    assert_error(refused, "prepare-toy", 1, "shipped checkpoints", "--overwrite-assets")
+    assert_error(refused, "tvrl-bench prepare-toy", 2, "shipped checkpoints", "--overwrite-assets")
     both = run(tmp_path, "tvrl-bench", "prepare-toy", "--overwrite-assets", "--out", "x")
-    assert_error(both, "prepare-toy", 1, "not both")
+    assert_error(both, "tvrl-bench prepare-toy", 2, "not both")
     assert files_in(tmp_path) == before and digest(ASSETS / "toy_learned") == shipped
 
 

@@ -17,6 +17,7 @@ def write_study(folder: Path, policy: str, name: str = "tiny", axes: str | None 
     bindings = [*FAST, f"policies.toy.path = '{policy}'", f"training.trial.steps = {steps}", *extra]
     lines = [
         f"sweeps.study.name = '{name}'",
+        "sweeps.study.profile = 'components/profiles/toy_v1.gin'",  # the tiny policy's regime: v1 world, GRPO
         f"sweeps.study.axes = {axes}",
         f"sweeps.study.seeds = {seeds}",
         "sweeps.study.tables = ['samplers']",

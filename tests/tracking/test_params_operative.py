@@ -37,6 +37,6 @@ def test_the_default_toy_profile_logs_its_recorded_params():
     settings = TrialSettings()
     params = operative_params()
     assert params == json.loads(RECORDED.with_name("toy_default_operative_params.json").read_text())
-    assert params["policies.toy.base"] == "'v2_noisy_captions'" and params["training.optimizer.learning_rate"] == "0.0003"
+    assert params["policies.toy.base"] == "'v2_noisy_captions'" and params["training.optimizer.learning_rate"] == "0.0001"
     assert params["training.trial.wide_eval_prompts"] == "1000" and params["rewards.toy_oracle.shape_measure"] == "'component'"
     assert type(settings.objective).__name__ == "NegativeAwareFineTuning" and settings.credit.method == "TVRL"

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Iterable
 
 import torch
@@ -96,7 +97,17 @@ def toy_prompt_set(
         name=f"toy-{d.name}",
         train=tuple(prompt_item(s, d.count_checks) for s in train_scenes),
         eval=tuple(prompt_item(s, d.count_checks) for s in eval_scenes),
+        held_out=partial(held_out_eval, seed, d, frozenset(s.signature for s in train_scenes)),
     )
+
+
+def held_out_eval(seed: int, difficulty: Difficulty, trained_on: frozenset[tuple], n: int) -> tuple[tuple[PromptItem, ...], int]:
+    """The first n eval scenes of `seed` (the eval split drawn with n_eval = n, so it starts with the smaller
+    split), less those whose signature is in `trained_on`, as PromptItems; and how many were dropped. ValueError
+    when the world has fewer than n distinct scenes."""
+    drawn = unique_descriptions(n, as_random(seed), difficulty)
+    kept = tuple(prompt_item(s, difficulty.count_checks) for s in drawn if s.signature not in trained_on)
+    return kept, len(drawn) - len(kept)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ import random
 from dataclasses import dataclass, replace
 
 from tvrl_bench.world.difficulty import DEFAULT, Difficulty
+from tvrl_bench.world.grammar import prompt_of
 from tvrl_bench.world.scene import SceneDescription
 
 KINDS = ("colour", "shape")
@@ -49,3 +50,11 @@ def misdescribe(scene: SceneDescription, noise: CaptionNoise, rng: random.Random
     others = [word for word in vocabulary if word != getattr(sprite, field)]
     swapped = replace(sprite, **{field: rng.choice(others)})
     return replace(scene, sprites=scene.sprites[:index] + (swapped,) + scene.sprites[index + 1:])
+
+
+def captions(batch, noise: CaptionNoise, rng: random.Random) -> tuple[str, ...]:
+    """The prompts a training batch (datasets.toy.ToyBatch) is fitted to: its own when noise.p is 0 (drawing
+    nothing from `rng`), else each scene's caption as `misdescribe` writes it, in batch order."""
+    if not noise.p:
+        return batch.prompts
+    return tuple(prompt_of(misdescribe(scene.description(), noise, rng)) for scene in batch.scenes)

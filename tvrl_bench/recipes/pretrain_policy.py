@@ -35,7 +35,7 @@ from typing import Any
 
 import torch
 
-from tvrl_bench.recipes.caption_noise import CaptionNoise, misdescribe
+from tvrl_bench.recipes.caption_noise import CaptionNoise, captions
 from tvrl_bench.recipes.flow_matching import (Ema, PolicyRecipe, draw_noise, drop_prompts, flow_matching_loss,
                                               learning_rate, pretrained_parameters, to_latents)
 from tvrl_bench.datasets.toy import prompt_item, signatures, toy_prompt_set, training_batch, unique_descriptions
@@ -116,12 +116,6 @@ def shipped_base(recipe: PolicyRecipe):
                      width=DEFAULT.width, fast=recipe.lean_forward)
 
 
-def captions(batch, recipe: PolicyRecipe, rng: random.Random) -> tuple[str, ...]:
-    """The prompts a batch trains on: the world's own, or as `recipe.caption_noise` misdescribes its scenes."""
-    if not recipe.caption_noise.p: return batch.prompts  # noqa: E701
-    return tuple(prompt_of(misdescribe(scene.description(), recipe.caption_noise, rng)) for scene in batch.scenes)
-
-
 @torch.no_grad()
 def evaluate_policy(policy, items: tuple, seed: int, recipe: PolicyRecipe, evaluator=None) -> dict[str, float]:
     """The exact evaluator's metrics {"overall", <category>...} of videos sampled for PromptItems `items`
@@ -187,7 +181,7 @@ def pretrain_policy(
     for step in range(recipe.steps):
         batch = training_batch(recipe.batch, data_rng, DEFAULT, exclude=excluded)
         x0 = to_latents(batch.videos)
-        prompts = drop_prompts(captions(batch, recipe, caption_rng), generator, recipe.prompt_dropout)
+        prompts = drop_prompts(captions(batch, recipe.caption_noise, caption_rng), generator, recipe.prompt_dropout)
         noise, sigma = draw_noise(x0, generator, recipe)
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, recipe)

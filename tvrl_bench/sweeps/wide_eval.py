@@ -82,13 +82,12 @@ def finished_checkpoint(runs: Path, spec: TrialSpec, steps_flag: bool = False) -
 
 
 def wider_eval_items(settings: TrialSettings, prompts: int) -> tuple[list, int]:
-    """The first `prompts` eval prompts of the trial's toy dataset drawn with n_eval = prompts (and no train split),
-    without the scenes the trial trained on; and how many were dropped. Call it while the trial's config is loaded:
-    the dataset's other parameters are the trial's bindings."""
-    if not settings.dataset.name.startswith("toy-"):
+    """The first `prompts` eval prompts of the trial's dataset drawn as if n_eval were `prompts`, without the
+    scenes the trial trained on; and how many were dropped (training.evaluation.wide_eval_items)."""
+    if settings.dataset.held_out is None:
         raise gin_config.ConfigError(
-            f"--prompts: a wider evaluation redraws the toy dataset's eval split (datasets.toy.n_eval); this trial's "
-            f"dataset is {settings.dataset.name!r}, so wide-eval does not apply to it"
+            f"--prompts: a wider evaluation redraws the dataset's eval split (as datasets.toy.n_eval does); this "
+            f"trial's dataset {settings.dataset.name!r} has a fixed eval split, so wide-eval does not apply to it"
         )
     try:
         return wide_eval_items(settings, prompts)

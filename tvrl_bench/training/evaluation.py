@@ -44,17 +44,14 @@ class WideEvaluation:
 
 
 def wide_eval_items(settings: TrialSettings, prompts: int) -> tuple[list[PromptItem], int]:
-    """The first `prompts` eval prompts of the trial's toy dataset drawn with n_eval = prompts (and no train split),
-    without the scenes the trial trained on; and how many were dropped. Eval prompts are drawn first from the
-    dataset's seed, so the list starts with the trial's own eval prompts in order. Call it while the trial's
-    config is loaded: the dataset's other parameters are the trial's bindings. ValueError when the world has fewer
-    distinct scenes than `prompts`."""
-    from tvrl_bench.datasets.toy import signatures, toy_prompt_set  # noqa: the toy dataset's own redraw
-
-    wide = toy_prompt_set(n_eval=prompts, n_train=0)
-    trained_on = signatures(settings.dataset.train)
-    kept = [it for it in wide.eval if signatures([it]).isdisjoint(trained_on)]
-    return kept, len(wide.eval) - len(kept)
+    """The wide evaluation's prompts: the dataset's first `prompts` eval prompts drawn as if n_eval were `prompts`
+    (starting with the trial's own eval prompts, in order), less the scenes the trial trained on; and how many were
+    dropped. ValueError when the dataset cannot draw more prompts (`PromptSet.held_out` is None) or its world has
+    fewer distinct scenes than `prompts`."""
+    if settings.dataset.held_out is None:
+        raise ValueError(f"dataset {settings.dataset.name!r} has a fixed eval split: it cannot draw {prompts} held-out prompts")
+    kept, dropped = settings.dataset.held_out(prompts)
+    return list(kept), dropped
 
 
 class TrialEvaluation:
