@@ -77,3 +77,40 @@ def test_the_power_table_pairs_each_method_with_the_base_of_its_seed():
         d = row.cells[1]
         assert d.delta == pytest.approx(diffs.mean()) and (d.ci_low, d.ci_high) == pytest.approx((diffs.mean() - half, diffs.mean() + half))
     assert result.rows[2].cells[1].excludes_zero and not result.rows[3].cells[1].excludes_zero
+
+
+def test_with_one_seed_the_power_table_pairs_the_prompts_of_its_wide_evaluation():
+    import pandas as pd
+
+    from tvrl_bench.report.definitions import load_table
+    from tvrl_bench.report.metric_table import build_metric_table
+    from tvrl_bench.report.runs import split_runs
+
+    rng = np.random.default_rng(0)
+    base = rng.uniform(0.3, 0.7, 40)
+    trained = base + 0.05 + rng.normal(0, 0.02, 40)
+    scores = {"b": base, "t": trained}
+    runs = [("b", "base", "nft", "uniform"), ("t", "GRPO", "nft", "uniform")]
+    frame = pd.DataFrame([
+        {"run_id": rid, "run_name": rid, "status": "FINISHED", "start_time": i, "end_time": i, "params.seed": "0",
+         "params.method": method, "params.objective": objective, "params.credit": credit,
+         "metrics.wide_eval/overall": float(scores[rid].mean())}
+        for i, (rid, method, objective, credit) in enumerate(runs)
+    ])
+    asked = []
+
+    def prompt_scores(run_id, prefix):
+        asked.append((run_id, prefix))
+        return {(i, f"prompt {i}"): float(v) for i, v in enumerate(scores[run_id])}
+
+    result = build_metric_table(load_table("power"), split_runs(frame, study="power"), prompt_scores=prompt_scores)
+    d = result.rows[1].cells[1]
+    diffs = (trained - base) * 100
+    half = stats.t.ppf(0.975, 39) * diffs.std(ddof=1) / math.sqrt(40)
+    assert d.delta == pytest.approx(diffs.mean()) and d.n_treated == 40
+    assert (d.ci_low, d.ci_high) == pytest.approx((diffs.mean() - half, diffs.mean() + half))
+    assert set(asked) == {("t", "wide_eval"), ("b", "wide_eval")}
+    assert any("pairs the 40 prompts" in note for note in result.notes)
+    # Without per-prompt scores the one-seed delta has no interval, as before.
+    alone = build_metric_table(load_table("power"), split_runs(frame, study="power")).rows[1].cells[1]
+    assert alone.delta == pytest.approx(diffs.mean(), abs=1e-9) and math.isnan(alone.ci_low)

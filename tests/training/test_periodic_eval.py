@@ -81,6 +81,9 @@ def test_the_wide_evaluation_scores_held_out_prompts_that_start_with_the_trials_
     head = TrialEvaluation(t.s, t.policy, items[: len(own)], t.micro_batch, t.processes.device).full().metrics
     assert head == result.metrics
     assert set(result.wide.metrics) == set(result.metrics)
+    # Its per-video records (logged as wide_eval/results.json) are one per held-out prompt, in order.
+    assert [r["prompt"] for r in result.wide.records] == [it.prompt for it in items]
+    assert result.wide.records[: len(own)] == result.records
 
 
 def test_no_wide_evaluation_by_default_and_fewer_prompts_than_the_trials_own_are_refused(tiny_policy_path, tmp_path):

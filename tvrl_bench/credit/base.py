@@ -31,6 +31,9 @@ class CreditRouter(ABC):
     # "pixels": grads[B, K, F, H, W] w.r.t. the decoded video; "critic": grads[B, K, Tc, Hc, Wc] w.r.t. the
     # critic's own input patches (training/step/scoring.py).
     grad_space: str = "pixels"
+    # A router that reads the step's check texts (a positive control that locates each check's object) sets this
+    # and returns a copy holding them from `given_checks`.
+    needs_checks: bool = False
 
     @abstractmethod
     def __call__(
@@ -47,6 +50,10 @@ class CreditRouter(ABC):
         (credit/weights.py, objectives.tvrl_official). By default the router's one map, shared by every check
         (K = 1)."""
         return self(grads, video, grid, mask)[:, None]
+
+    def given_checks(self, checks: list[list[str]]) -> CreditRouter:
+        """The router to route this step's rollouts, whose check texts are checks[B][k]: itself by default."""
+        return self
 
     def state_dict(self) -> dict:
         """Random state to checkpoint (a seeded router resumes where it stopped); none by default."""

@@ -72,14 +72,18 @@ class CreditWeights:
 
 
 def route(router: CreditRouter, grads: torch.Tensor | None, video: torch.Tensor, grid: TokenGrid,
-          mask: torch.Tensor | None, layout: str = MERGED, device: torch.device | str | None = None) -> CreditWeights:
-    """The step's credit in `layout`: grads and video as the router takes them, mask[B, K] the real checks.
+          mask: torch.Tensor | None, layout: str = MERGED, device: torch.device | str | None = None,
+          checks: list[list[str]] | None = None) -> CreditWeights:
+    """The step's credit in `layout`: grads and video as the router takes them, mask[B, K] the real checks,
+    checks[B][k] their texts (read only by a router that `needs_checks`).
 
     The merged map is always routed (the step logs it), before the per-check maps: a seeded router draws in that
     order.
     """
     if layout not in LAYOUTS:
         raise ValueError(f"credit layout must be one of {LAYOUTS}, got '{layout}'")
+    if router.needs_checks:
+        router = router.given_checks(checks)
     merged = router(grads, video, grid, mask)
     if layout == MERGED:
         return CreditWeights(merged.to(device))

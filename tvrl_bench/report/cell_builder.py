@@ -2,24 +2,31 @@
 
 A cell is the set of runs passing the row's filter (less its excluded filters) and the column's; its sample unit
 is the seed: the runs of one seed are averaged first, then the mean ± std is over seeds (see stats.py). A delta
-compares the cell of its `where` with the baseline cell (the same params with `baseline` applied).
+compares the cell of its `where` with the baseline cell (the same params with `baseline` applied). A paired delta
+whose cells share one seed, one run each, pairs the prompts of that seed's evaluation instead, where the runs
+logged per-video scores (`prompt_scores`) and the metric is an `overall`: the mean per-prompt difference of the
+records' `score` (each prompt's mean over its categories), with the t-interval over prompts.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import pandas as pd
 
 from tvrl_bench.report.definition_types import ANY, DeltaColumn, Filter, ValueColumn
 from tvrl_bench.report.filters import describe, intersect, match
-from tvrl_bench.report.stats import ValueStat, paired_delta, value_stat, welch_delta
+from tvrl_bench.report.stats import DeltaStat, ValueStat, paired_delta, value_stat, welch_delta
 from tvrl_bench.report.table_result import Blank, Cell, Missing
 
 # Params that name a study axis: a cell whose runs differ in one of them (and do not filter it) pools them, which
 # the table's notes say (add the param to `by` or `where` to separate them).
 AXIS_PARAMS = ("policy", "sampler", "reward", "credit", "method")
+
+# (run id, "eval" or "wide_eval") -> {(index, prompt): score} of that evaluation's per-video records, or None
+PromptScores = Callable[[str, str], "dict[tuple[int, str], float] | None"]
 
 
 @dataclass(frozen=True)
@@ -39,8 +46,12 @@ class CellBuilder:
     metrics.<name>; unfinished: the table's trial runs that never finished (columns status, params.<name>).
     """
 
-    def __init__(self, table_runs: pd.DataFrame, scale: float, unfinished: pd.DataFrame | None = None) -> None:
+    def __init__(self, table_runs: pd.DataFrame, scale: float, unfinished: pd.DataFrame | None = None,
+                 prompt_scores: PromptScores | None = None, record_prefixes: dict[str, str] | None = None) -> None:
         self.runs = table_runs
+        self.prompt_scores = prompt_scores
+        self.record_prefixes = record_prefixes or {}  # metric prefix -> the records read for it (a fallback)
+        self.prompt_paired: dict[str, int] = {}  # delta column label -> prompts its one-seed cells paired
         self.unfinished = unfinished if unfinished is not None else table_runs.iloc[:0]
         self.scale = scale
         self.metric_columns = [c for c in table_runs.columns if c.startswith("metrics.")]
@@ -151,8 +162,38 @@ class CellBuilder:
         if isinstance(b, Missing):
             return Missing(f"baseline: {b.reason}")
         if col.paired:
-            return paired_delta(self.seed_values(treated, spec.exclude, col.metric), self.seed_values(baseline, kept, col.metric))
+            by_seed = paired_delta(self.seed_values(treated, spec.exclude, col.metric),
+                                   self.seed_values(baseline, kept, col.metric))
+            if by_seed.n_treated == 1:
+                by_prompt = self.prompt_delta(treated, spec.exclude, baseline, kept, col)
+                if by_prompt is not None:
+                    return by_prompt
+            return by_seed
         return welch_delta(t, b)
+
+    def prompt_delta(self, treated: Filter, t_exclude: tuple[Filter, ...], baseline: Filter,
+                     b_exclude: tuple[Filter, ...], col: DeltaColumn) -> DeltaStat | None:
+        """The one-seed paired delta over prompts (module docstring), or None where it does not apply."""
+        prefix, _, name = col.metric.partition("/")
+        if self.prompt_scores is None or name != "overall":
+            return None
+        t_runs, t_seeds = self.cell_runs(treated, t_exclude)
+        b_runs, b_seeds = self.cell_runs(baseline, b_exclude)
+        shared = set(t_seeds) & set(b_seeds)
+        if len(shared) != 1 or t_seeds.count(next(iter(shared))) != 1 or b_seeds.count(next(iter(shared))) != 1:
+            return None
+        seed = next(iter(shared))
+        prefix = self.record_prefixes.get(prefix, prefix)
+        t_scores = self.prompt_scores(t_runs[t_seeds.index(seed)], prefix)
+        b_scores = self.prompt_scores(b_runs[b_seeds.index(seed)], prefix)
+        if not t_scores or not b_scores:
+            return None
+        stat = paired_delta({str(k): v * self.scale for k, v in t_scores.items()},
+                            {str(k): v * self.scale for k, v in b_scores.items()})
+        if stat.n_treated < 2:
+            return None
+        self.prompt_paired[col.label] = max(self.prompt_paired.get(col.label, 0), stat.n_treated)
+        return stat
 
     def seed_values(self, flt: Filter, exclude: tuple[Filter, ...], metric: str) -> dict[str, float]:
         """{seed: the cell's value of `metric` for that seed (scaled)}, for seeds that logged it."""

@@ -13,7 +13,7 @@ import logging
 
 import pandas as pd
 
-from tvrl_bench.report.cell_builder import CellBuilder, RowSpec
+from tvrl_bench.report.cell_builder import CellBuilder, PromptScores, RowSpec
 from tvrl_bench.report.definition_types import (
     ANY,
     CategoryColumns,
@@ -34,9 +34,11 @@ from tvrl_bench.report.table_result import Cell, CellRuns, Column, Missing, Row,
 log = logging.getLogger(__name__)
 
 
-def build_metric_table(defn: MetricTable, runs: StudyRuns, histories: Histories | None = None) -> TableResult:
+def build_metric_table(defn: MetricTable, runs: StudyRuns, histories: Histories | None = None,
+                       prompt_scores: PromptScores | None = None) -> TableResult:
     """Compute every cell of `defn` over the finished trials of `runs` (`histories`: metric histories by run, for
-    steps-to-half-gain columns)."""
+    steps-to-half-gain columns; `prompt_scores`: per-video scores by run, for one-seed paired deltas over prompts,
+    cell_builder.py)."""
     trials = runs.trials
     keep = ["run_id"] + [c for c in trials.columns if c.startswith(("params.", "metrics."))]
     table_runs = trials.loc[match(trials, defn.where), keep]
@@ -53,7 +55,8 @@ def build_metric_table(defn: MetricTable, runs: StudyRuns, histories: Histories 
     unfinished = runs.unfinished
     unfinished = unfinished.loc[match(unfinished, defn.where)] if len(unfinished) else unfinished
     row_specs = _row_specs(defn, pd.concat([table_runs, unfinished], ignore_index=True) if len(unfinished) else table_runs)
-    builder = CellBuilder(table_runs, defn.scale, unfinished)
+    builder = CellBuilder(table_runs, defn.scale, unfinished, prompt_scores,
+                          {WIDE.rstrip("/"): OWN.rstrip("/")} if fallback else None)
     rows, missing = [], []
     for spec in row_specs:
         cells: list[Cell] = []
@@ -84,7 +87,7 @@ def build_metric_table(defn: MetricTable, runs: StudyRuns, histories: Histories 
         for param, values in builder.pooled.items()
     ]
     result.notes = (
-        _metric_notes(defn, columns, runs) + fallback + pooled + [f"Missing: {w.split(': ', 1)[1]}" for w in result.warnings]
+        _metric_notes(defn, columns, runs) + fallback + _prompt_notes(builder) + pooled + [f"Missing: {w.split(': ', 1)[1]}" for w in result.warnings]
     )
     result.cells = _cell_runs(row_specs, columns, builder)
     for w in result.warnings:
@@ -150,6 +153,15 @@ def with_wide_fallback(table_runs: pd.DataFrame, defn: MetricTable) -> tuple[pd.
         return table_runs, []
     copied = table_runs.assign(**{wide: table_runs[c] for c, wide in own.items()})
     return copied, ["No run logged a wide evaluation (wide_eval/*): the table reads each trial's own evaluation (eval/*)."]
+
+
+def _prompt_notes(builder: CellBuilder) -> list[str]:
+    return [
+        f"{label}: where a cell has one seed, its [95% CI] pairs the {n} prompts of that seed's evaluation instead "
+        "(per-prompt score: the mean of the prompt's category accuracies): it says how sure the delta is for that "
+        "seed, not across seeds."
+        for label, n in builder.prompt_paired.items()
+    ]
 
 
 def _named_metrics(defn: MetricTable) -> list[str]:

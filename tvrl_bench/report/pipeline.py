@@ -83,30 +83,36 @@ def regenerate(
         "logged": False,
         "page": None,
     }
-    built: list[TableResult] = []
     if status := runs.status_note():
         log.warning("study '%s': %s", study, status)
     cache = plotting.HistoryCache(client)
-    for defn in selected:
-        reason = _not_applicable(defn, runs, judged)
-        if reason:
-            summary["skipped"][defn.name] = reason
-            (log.warning if explicit else log.info)("table '%s' skipped: %s", defn.name, reason)
-            continue
-        result = _build(defn, runs, judged, cache)
-        built.append(result)
-        if not explicit and not result.has_data():
-            summary["skipped"][defn.name] = "no cell has data"
-            log.info("table '%s' skipped: no cell has data", defn.name)
-            continue
-        images = _plots(defn, result, client, cache, folder, max_curve_runs) if plots else []
-        files = images + render.write_table(result, folder, formats, [p.name for p in images])
-        summary["tables"][defn.name] = {
-            "title": result.title,
-            "files": [str(p) for p in files],
-            "warnings": list(result.warnings),
-        }
-        summary["files"] += [str(p) for p in files]
+    from tvrl_bench.report.study_page.artifacts import ArtifactReader
+
+    records = ArtifactReader(client)  # per-video scores, for one-seed paired deltas over prompts
+    built: list[TableResult] = []
+    try:
+        for defn in selected:
+            reason = _not_applicable(defn, runs, judged)
+            if reason:
+                summary["skipped"][defn.name] = reason
+                (log.warning if explicit else log.info)("table '%s' skipped: %s", defn.name, reason)
+                continue
+            result = _build(defn, runs, judged, cache, records.prompt_scores)
+            built.append(result)
+            if not explicit and not result.has_data():
+                summary["skipped"][defn.name] = "no cell has data"
+                log.info("table '%s' skipped: no cell has data", defn.name)
+                continue
+            images = _plots(defn, result, client, cache, folder, max_curve_runs) if plots else []
+            files = images + render.write_table(result, folder, formats, [p.name for p in images])
+            summary["tables"][defn.name] = {
+                "title": result.title,
+                "files": [str(p) for p in files],
+                "warnings": list(result.warnings),
+            }
+            summary["files"] += [str(p) for p in files]
+    finally:
+        records.close()
     built = [r for r in built if r.name in summary["tables"]]
     if page and not runs.trials.empty:
         summary["page"] = _page(runs, client, cache, built, folder)
@@ -160,12 +166,12 @@ def _not_applicable(defn: TableDefinition, runs: StudyRuns, judged: pd.DataFrame
 
 
 def _build(defn: TableDefinition, runs: StudyRuns, judged: pd.DataFrame,
-           cache: plotting.HistoryCache | None = None) -> TableResult:
+           cache: plotting.HistoryCache | None = None, prompt_scores: Any = None) -> TableResult:
     if isinstance(defn, WinrateTable):
         from tvrl_bench.report.winrate_table import build_winrate_table
 
         return build_winrate_table(defn, judged, runs.study)
-    return build_metric_table(defn, runs, cache)
+    return build_metric_table(defn, runs, cache, prompt_scores)
 
 
 def _plots(

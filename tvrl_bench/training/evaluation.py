@@ -19,6 +19,7 @@ from tvrl_bench.training.settings import TrialSettings
 # The wide evaluation's metrics are logged as wide_eval/<metric> at the final step, its prompt count as this tag.
 WIDE_PREFIX = "wide_eval/"
 WIDE_PROMPTS_TAG = "tvrl.wide_eval_prompts"
+WIDE_RECORDS = "wide_eval/results.json"  # its per-video records, as eval/results.json holds the final eval's
 
 
 @dataclass
@@ -36,11 +37,13 @@ class Evaluation:
 @dataclass
 class WideEvaluation:
     """The final policy scored on the wide held-out set: the evaluator's metrics plus `critic_reward`, over
-    `prompts` prompts (`dropped` more were left out because the trial trained on their scene)."""
+    `prompts` prompts (`dropped` more were left out because the trial trained on their scene), and the
+    evaluator's per-video records (logged as wide_eval/results.json: one-seed studies pair their prompts)."""
 
     metrics: dict[str, float]
     prompts: int
     dropped: int
+    records: list[dict[str, Any]] = field(default_factory=list)
 
 
 def wide_eval_items(settings: TrialSettings, prompts: int) -> tuple[list[PromptItem], int]:

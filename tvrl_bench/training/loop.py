@@ -218,8 +218,9 @@ class Trainer:
                 return None
             result = self.evaluation.full()
             if wide:
-                scored = self.wide_evaluation.full().metrics
-                result.wide = WideEvaluation(scored, len(self.wide_evaluation.items), self.wide_dropped)
+                scored = self.wide_evaluation.full()
+                result.wide = WideEvaluation(scored.metrics, len(self.wide_evaluation.items), self.wide_dropped,
+                                             scored.records)
             if result.samples is not None:
                 self.hooks.on_samples("final", result.samples, result.sample_items)
             return result

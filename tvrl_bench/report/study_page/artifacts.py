@@ -43,7 +43,7 @@ class ArtifactReader:
 
     client: Any
     _tmp: tempfile.TemporaryDirectory = field(default_factory=lambda: tempfile.TemporaryDirectory(prefix="tvrl-page-"))
-    _records: dict[str, list[dict] | None] = field(default_factory=dict)
+    _records: dict[tuple[str, str], list[dict] | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # downloads, quietly
@@ -60,10 +60,11 @@ class ArtifactReader:
             log.debug("run %s has no artifact %s (%s)", run_id, path, exc)
             return None
 
-    def records(self, run_id: str) -> list[dict] | None:
-        """The final evaluation's per-video records of the run (`eval/results.json`), or None."""
-        if run_id not in self._records:
-            path = self._download(run_id, "eval/results.json")
+    def records(self, run_id: str, prefix: str = "eval") -> list[dict] | None:
+        """The per-video records of the run's final evaluation (`eval/results.json`) or, with prefix "wide_eval",
+        of its wide evaluation (`wide_eval/results.json`); None when it logged none."""
+        if (run_id, prefix) not in self._records:
+            path = self._download(run_id, f"{prefix}/results.json")
             records = None
             if path is not None and path.is_file():
                 try:
@@ -71,13 +72,13 @@ class ArtifactReader:
                     records = [r for r in loaded if isinstance(r, dict)] if isinstance(loaded, list) else None
                 except (OSError, ValueError):
                     records = None
-            self._records[run_id] = records
-        return self._records[run_id]
+            self._records[(run_id, prefix)] = records
+        return self._records[(run_id, prefix)]
 
-    def prompt_scores(self, run_id: str) -> dict[tuple[int, str], float] | None:
-        """{(index, prompt): the record's `score`} of every record with a numeric score, or None when the run's
-        records carry none (an evaluator without per-video scores)."""
-        records = self.records(run_id)
+    def prompt_scores(self, run_id: str, prefix: str = "eval") -> dict[tuple[int, str], float] | None:
+        """{(index, prompt): the record's `score`} of every record with a numeric score (of `records(run_id,
+        prefix)`), or None when the run's records carry none (an evaluator without per-video scores)."""
+        records = self.records(run_id, prefix)
         if not records:
             return None
         out = {}

@@ -1,11 +1,11 @@
 """The probability of improvement between every pair of methods and each method's IQM (report/improvement.py),
 beside the paired deltas of the tables.
 
-Scores are x 100. Where every run logged per-video scores of its final evaluation (`eval/results.json` records
-with a `score`) and the page reads `eval/*`, a task is an eval prompt and a run is a seed (the runs of one seed
-averaged): P(A > B) is the probability that A beats B on a random prompt for a random seed of each. Otherwise
-(`wide_eval/*`, which logs no per-prompt scores, or an evaluator without per-video scores) there is one task, the
-final overall score, and the runs are the seeds. The IQM needs at least MIN_IQM_SEEDS seeds. A study of more than
+Scores are x 100. Where every run logged per-video scores of the evaluation the page reads (`eval/results.json`
+for `eval/*`, `wide_eval/results.json` for `wide_eval/*`: records with a `score`), a task is a prompt of it and a
+run is a seed (the runs of one seed averaged): P(A > B) is the probability that A beats B on a random prompt for a
+random seed of each. Otherwise (runs that logged no records, or an evaluator without per-video scores) there is
+one task, the final overall score, and the runs are the seeds. The IQM needs at least MIN_IQM_SEEDS seeds. A study of more than
 MAX_ALL_PAIRS methods compares each with the first one (the base model where there is one), not every pair.
 """
 
@@ -24,7 +24,8 @@ SCALE = 100.0
 MIN_IQM_SEEDS = 3
 MAX_ALL_PAIRS = 10  # with more methods, each is compared with the first (the base model) only
 
-PromptScores = Callable[[str], "dict[tuple[int, str], float] | None"]  # run id -> {(index, prompt): score}
+# (run id, "eval" or "wide_eval") -> {(index, prompt): score}
+PromptScores = Callable[[str, str], "dict[tuple[int, str], float] | None"]
 
 
 @dataclass
@@ -62,11 +63,11 @@ class Comparisons:
 def method_scores(methods: list[Method], source: Source, prompt_scores: PromptScores | None) -> tuple[dict[str, Scores], str]:
     """{method label: Scores} and the sentence saying what a task is."""
     per_prompt = None
-    if source.prefix == "eval" and prompt_scores is not None:
+    if prompt_scores is not None:
         per_prompt = {}
         for m in methods:
             for run_id in m.runs["run_id"]:
-                scores = prompt_scores(str(run_id))
+                scores = prompt_scores(str(run_id), source.prefix)
                 if scores is None:
                     per_prompt = None
                     break
@@ -80,15 +81,14 @@ def method_scores(methods: list[Method], source: Source, prompt_scores: PromptSc
         if tasks:
             ordered = sorted(tasks)
             out = {m.label: _prompt_matrix(m, per_prompt, ordered) for m in methods}
-            return out, (f"per seed and prompt: a task is one of the {len(ordered)} eval prompts every run scored "
-                         "(eval/results.json), a run is a seed")
+            return out, (f"per seed and prompt: a task is one of the {len(ordered)} prompts every run scored "
+                         f"({source.prefix}/results.json), a run is a seed")
     out = {}
     for m in methods:
         values = m.per_seed(source.overall)
         seeds = sorted(values, key=seed_key)
         out[m.label] = Scores(seeds, ["overall"], np.array([[SCALE * values[s]] for s in seeds]).reshape(len(seeds), 1))
-    why = ("wide_eval/* logs no per-prompt scores" if source.prefix == "wide_eval"
-           else "not every run logged per-video scores (eval/results.json)")
+    why = f"not every run logged per-video scores ({source.prefix}/results.json)"
     return out, f"per seed: one task, the final {source.overall} ({why}), a run is a seed"
 
 

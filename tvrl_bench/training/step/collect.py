@@ -97,6 +97,7 @@ def collect_batch(s: TrialSettings, policy: Policy, processes: Processes, items:
     all_advantages = s.objective.advantages(
         StepRewards(all_advantages, all_groups, generator(s.seed, "advantages", step), every_check))
     mine = slice(processes.rank * len(prompts), (processes.rank + 1) * len(prompts))  # this process's B of B_all
-    weights = route(s.credit, scored.grads, video, policy.token_grid, scored.mask, s.objective.credit_layout, device)
+    weights = route(s.credit, scored.grads, video, policy.token_grid, scored.mask, s.objective.credit_layout, device,
+                    checks)
     return StepBatch(prompts, checks, cond, rollout, video, scored, all_rewards, all_groups,
                      all_advantages, all_advantages[mine].to(device), weights, step, by_critic, updates)

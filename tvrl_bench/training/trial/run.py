@@ -26,7 +26,7 @@ from tvrl_bench import config as gin_config
 from tvrl_bench.tracking import params as run_params
 from tvrl_bench.tracking.mlflow_run import TrialTracker
 from tvrl_bench.training.checkpoint import CheckpointDir, CheckpointError
-from tvrl_bench.training.evaluation import WIDE_PREFIX, WIDE_PROMPTS_TAG
+from tvrl_bench.training.evaluation import WIDE_PREFIX, WIDE_PROMPTS_TAG, WIDE_RECORDS
 from tvrl_bench.training.processes import Processes
 from tvrl_bench.training.trial.failed_runs import first_line, record_failure
 from tvrl_bench.training.trial.identity import trial_key
@@ -125,6 +125,7 @@ def _run(loaded: gin_config.LoadedConfig, key: str, settings: TrialSettings, pro
                 tracker.log_metrics({f"{WIDE_PREFIX}{k}": v for k, v in evaluation.wide.metrics.items()},
                                     step=settings.steps)
                 tracker.set_tags({WIDE_PROMPTS_TAG: str(evaluation.wide.prompts)})
+                tracker.log_json(evaluation.wide.records, WIDE_RECORDS)
             tracker.log_json(evaluation.records, "eval/results.json")
             checkpoints.write_info(run_id, settings.steps, attempt=attempt, finished=True)
         status = "FINISHED"
