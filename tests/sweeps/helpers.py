@@ -17,13 +17,13 @@ def write_study(folder: Path, policy: str, name: str = "tiny", axes: str | None 
     bindings = [*FAST, f"policies.toy.path = '{policy}'", f"training.trial.steps = {steps}", *extra]
     lines = [
         f"sweeps.study.name = '{name}'",
-        "sweeps.study.profile = 'components/profiles/toy_v1.gin'",  # the tiny policy's regime: v1 world, GRPO
         f"sweeps.study.axes = {axes}",
         f"sweeps.study.seeds = {seeds}",
         "sweeps.study.tables = ['samplers']",
         "sweeps.study.bindings = [",
         *[f"    {b!r}," for b in bindings],
         "]",
+        "sweeps.study.profile = 'components/profiles/toy_v1.gin'",  # the tiny policy's regime: v1 world, GRPO
     ]
     path = folder / f"{name}.gin"
     path.write_text("\n".join(lines) + "\n")

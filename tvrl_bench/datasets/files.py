@@ -79,7 +79,7 @@ def file_prompt_set(
     locations: dict[str, str] = {}
     for row in [*rows, *(eval_rows or [])]:
         locations.setdefault(row.prompt, row.where)
-    return LocatedPromptSet(prompts.name, prompts.train, prompts.eval, locations)
+    return LocatedPromptSet(prompts.name, prompts.train, prompts.eval, locations=locations)
 
 
 @config_check
