@@ -39,6 +39,7 @@ SMOKE_ARGS: dict[str, list[str]] = {
     "diagnostics/base_competence.py": ["--policy", "{policy}", "--prompts", "4", "--sample_steps", "2"],
     "diagnostics/calibration.py": ["--prompts", "2", "--group", "2", *PROFILE],
     "diagnostics/chain_linearity.py": ["--alphas", "1e-5", "--rollouts", "2", *PROFILE],
+    "diagnostics/credit_concentration.py": ["components/credit/located.gin", "--steps", "1", *PROFILE],
     "diagnostics/distill_ceiling.py": ["--prompts", "2", "--group", "2", "--steps", "1", "--batch", "2",
                                        "--eval_prompts", "4", *PROFILE],
     "diagnostics/grad_signal.py": ["--batches", "2", *PROFILE],
