@@ -19,6 +19,8 @@ import importlib.util  # noqa: F401  (gin 0.5 needs it imported before an includ
 
 import gin
 
+from tvrl_bench.constructors import compose_constructor
+
 @dataclass(frozen=True)
 class Family:
     """A kind of component, declared once: everything else (sweep axes, run params, the trial's fields, the
@@ -156,6 +158,7 @@ def register(family: str, name: str) -> Callable[[Any], Any]:
                 f"({first.target.__qualname__}), again at {source} ({target.__qualname__}). "
                 "Rename one of them."
             )
+        compose_constructor(target)
         configured = gin.configurable(name, module=family)(target)
         _REGISTRY[qualified] = Component(family, name, configured, _first_docstring_line(target), source)
         return configured

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gin
+import pytest
 import torch
 
 from tvrl_bench import registry
@@ -96,3 +97,22 @@ def test_nft_null_preset_builds_it_and_its_runs_are_method_null():
     objective = registry.build("OBJECTIVE")
     assert isinstance(objective, NegativeAwareFineTuningNull) and objective.within_groups
     assert method_of("uniform", object(), steps=10, objective=objective) == "null"
+
+
+def test_a_null_control_states_its_objectives_parameters_without_restating_them():
+    registry.import_components()
+    nft = registry.get("objectives.nft").parameters()
+    assert registry.get("objectives.nft_null").parameters() == [*nft, ("within_groups", True)]
+    best = registry.get("objectives.best_of_n").parameters()
+    assert registry.get("objectives.best_of_n_null").parameters() == [*best, ("within_groups", True)]
+    assert registry.get("objectives.null").parameters() == [("clip_range", 1e-4), ("kl_beta", 0.0),
+                                                            ("within_groups", False)]
+    gin.clear_config()
+    try:
+        gin.parse_config("objectives.nft_null.beta = 2.0\nobjectives.nft_null.within_groups = False")
+        null = registry.get("objectives.nft_null").target()
+        assert (null.beta, null.within_groups, null.method) == (2.0, False, "null")
+        with pytest.raises(ValueError, match="betta"):
+            gin.parse_config("objectives.nft_null.betta = 2.0")
+    finally:
+        gin.clear_config()

@@ -7,7 +7,7 @@ syntax tree. `scan()` returns None when some component is beyond this reading (a
 unknown class, a decorator with computed arguments); the caller then imports the modules instead. The result is
 cached (`$XDG_CACHE_HOME/tvrl-bench/`, else ~/.cache/tvrl-bench/) under a hash of the source files' sizes and
 modification times, so it is read again only after a source file changed. Reading a value (a default, a module
-constant) from the syntax tree is source_values.py.
+constant) from the syntax tree is source_values.py; a class's constructor, source_constructors.py.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
+from tvrl_bench.cli.source_constructors import Unreadable, describe_class, first_line, parameters
 from tvrl_bench.cli.source_values import REQUIRED, evaluate, module_constants, render_default
 
 __all__ = ["REQUIRED", "StaticComponent", "evaluate", "module_constants", "package_files", "render_default", "scan"]
@@ -37,17 +38,13 @@ class StaticComponent:
         return f"{self.family}.{self.name}"
 
 
-class _Unreadable(Exception):
-    """A component this module cannot describe from source alone."""
-
-
 def package_files(modules: list[str]) -> list[Path]:
     """Every .py file of the given packages (or modules), found without importing them."""
     files: list[Path] = []
     for module in modules:
         spec = importlib.util.find_spec(module)
         if spec is None:
-            raise _Unreadable(module)
+            raise Unreadable(module)
         if spec.submodule_search_locations:
             for folder in spec.submodule_search_locations:
                 files += sorted(Path(folder).rglob("*.py"))
@@ -65,52 +62,8 @@ def _register_call(decorator: ast.expr) -> tuple[str, str] | None:
         return None
     values = list(decorator.args) + [k.value for k in decorator.keywords if k.arg in ("family", "name")]
     if len(values) != 2 or not all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in values):
-        raise _Unreadable(ast.unparse(decorator))
+        raise Unreadable(ast.unparse(decorator))
     return values[0].value, values[1].value
-
-
-def _parameters(fn: ast.FunctionDef, is_method: bool, constants: dict[str, object]) -> tuple[tuple[str, str], ...]:
-    args = fn.args
-    positional = args.posonlyargs + args.args
-    defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
-    params = list(zip((a.arg for a in positional), defaults))
-    params += list(zip((a.arg for a in args.kwonlyargs), args.kw_defaults))
-    if is_method and params and params[0][0] in ("self", "cls"):
-        params = params[1:]
-    return tuple((name, render_default(default, constants)) for name, default in params)
-
-
-def _first_line(node: ast.AST) -> str:
-    doc = ast.get_docstring(node) or ""
-    return doc.strip().splitlines()[0] if doc.strip() else ""
-
-
-# Bases whose constructor takes nothing a listing shows (inspect sees only *args, **kwargs or no parameter).
-_EMPTY_BASES = {"object", "ABC", "Module"}
-
-
-def _base_names(cls: ast.ClassDef) -> list[str]:
-    return [b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "?" for b in cls.bases]
-
-
-def _describe_class(cls: ast.ClassDef, classes: dict[str, ast.ClassDef], constants: dict[str, object]) -> tuple[str, tuple]:
-    """(description, parameters) of a class: the first docstring and `__init__` up its chain of base classes
-    (bases defined in the scanned files; a constructor inherited from elsewhere is _Unreadable)."""
-    description = ""
-    current: ast.ClassDef | None = cls
-    seen: set[str] = set()
-    while current is not None:
-        description = description or _first_line(current)
-        init = next((n for n in current.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
-        if init is not None:
-            return description, _parameters(init, is_method=True, constants=constants)
-        seen.add(current.name)
-        bases = _base_names(current)
-        known = [b for b in bases if b in classes and b not in seen]
-        if not known and any(b not in _EMPTY_BASES for b in bases):
-            raise _Unreadable(cls.name)
-        current = classes[known[0]] if known else None
-    return description, ()
 
 
 def _module_file(module: str) -> Path | None:
@@ -175,7 +128,7 @@ def scan(modules: list[str]) -> list[StaticComponent] | None:
     try:
         files = package_files(modules)
         cache = _cache_file(files)
-    except (_Unreadable, OSError):
+    except (Unreadable, OSError):
         return None
     try:
         found = pickle.loads(cache.read_bytes())
@@ -217,10 +170,10 @@ def _scan(files: list[Path]) -> list[StaticComponent] | None:
                     if registered is None:
                         continue
                     if isinstance(node, ast.ClassDef):
-                        description, params = _describe_class(node, classes, constants)
+                        description, params = describe_class(node, classes, constants)
                     else:
-                        description, params = _first_line(node), _parameters(node, False, constants)
+                        description, params = first_line(node), parameters(node, False, constants)
                     found.append(StaticComponent(registered[0], registered[1], description, params))
         return found
-    except (_Unreadable, OSError, SyntaxError):
+    except (Unreadable, OSError, SyntaxError):
         return None

@@ -3,7 +3,7 @@ random permutation (the null control) and the mixin that makes an objective its 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -61,11 +61,17 @@ def permuted_advantages(advantages: torch.Tensor, generator: torch.Generator, gr
 
 class PermutedAdvantages:
     """Mixin (before the objective's class) that makes an objective its null control: the same loss with the step's
-    advantages randomly permuted, method label `null`. The subclass sets `within_groups` (permute only among the
-    rollouts of one prompt, which keeps each group's advantages summing to zero as the real ones do)."""
+    advantages randomly permuted, method label `null`. Its constructor takes the objective's own parameters and
+    `within_groups`, so a null control restates neither (the registry composes the signature, registry.py)."""
 
     method = "null"
-    within_groups: bool
+
+    def __init__(self, *args: Any, within_groups: bool = True, **kwargs: Any):
+        """within_groups: permute only among the rollouts of one prompt (True: each group's advantages keep summing
+        to zero, as the real ones do); False permutes across the whole step, which also pushes each prompt's
+        conditional mean in a random direction."""
+        super().__init__(*args, **kwargs)
+        self.within_groups = within_groups
 
     def advantages(self, step: "StepRewards") -> torch.Tensor:
         """The step's advantages[B] permuted with its generator (within its groups when `within_groups`)."""

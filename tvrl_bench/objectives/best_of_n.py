@@ -73,11 +73,3 @@ class BestOfNDistillation(MatchingObjective):
 class BestOfNDistillationNull(PermutedAdvantages, BestOfNDistillation):
     """The null control of best-of-N distillation: the step's advantages permuted within each group before the
     selection, so each group distils top_k of its rollouts drawn at random; nothing else changed."""
-
-    def __init__(self, top_k: int = 1, weighting: str = "t", timesteps: int = 2,
-                 timestep_range: tuple[float, float] = (0.0, 0.9), kl_beta: float = 0.0, shared_draws: bool = False,
-                 within_groups: bool = True):
-        """within_groups: permute only among the rollouts of one prompt (True, the default: the selection then
-        picks one of the group's own rollouts at random); False permutes across the whole step."""
-        super().__init__(top_k, weighting, timesteps, timestep_range, kl_beta, shared_draws)
-        self.within_groups = within_groups

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from tvrl_bench.objectives.advantages import PermutedAdvantages
 from tvrl_bench.objectives.base import Objective
 from tvrl_bench.objectives.losses import credit_weighted_grpo_loss, per_token_ratio_loss
@@ -32,9 +34,6 @@ class NullControl(PermutedAdvantages, CreditWeightedGRPO):
     information about which rollout was better, so any gain over the base it shows is what noise and drift buy.
     """
 
-    def __init__(self, clip_range: float = 1e-4, kl_beta: float = 0.0, within_groups: bool = False):
-        """within_groups: permute only among the rollouts of one prompt, which keeps each group's advantages
-        summing to zero as the real ones do (a permutation across the step does not: it also pushes each prompt's
-        conditional mean in a random direction, so its updates are noisier than the methods' own)."""
-        super().__init__(clip_range, kl_beta)
-        self.within_groups = within_groups
+    def __init__(self, *args: Any, within_groups: bool = False, **kwargs: Any):
+        """within_groups defaults to False here (the permutation across the step that the first toy studies ran)."""
+        super().__init__(*args, within_groups=within_groups, **kwargs)

@@ -61,11 +61,3 @@ class NegativeAwareFineTuningNull(PermutedAdvantages, NegativeAwareFineTuning):
     (sharpening its own modes); this control measures what such fitting alone buys. `objectives.null` is the
     control of the transition objectives (GRPO, TVRL) and does not apply to a matching objective.
     """
-
-    def __init__(self, beta: float = 1.0, advantage_clip: float = 5.0, old_decay: float = 0.0, timesteps: int = 2,
-                 timestep_range: tuple[float, float] = (0.0, 0.9), kl_beta: float = 0.0, shared_draws: bool = False,
-                 within_groups: bool = True):
-        """within_groups: permute only among the rollouts of one prompt (True, the default: each group's
-        advantages keep summing to zero, as the real ones do); False permutes across the whole step."""
-        super().__init__(beta, advantage_clip, old_decay, timesteps, timestep_range, kl_beta, shared_draws)
-        self.within_groups = within_groups
