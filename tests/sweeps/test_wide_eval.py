@@ -93,6 +93,13 @@ def test_wide_eval_reproduces_each_trials_own_evaluation_then_logs_the_wider_sco
     assert float(wide_table["GRPO (clipped ratio), uniform credit"]["Δ vs base"]) == pytest.approx(
         np.mean([overall["grpo / uniform", s] - overall["base", s] for s in ("0", "1")]))
 
+    # The same wide-eval again finds the same scores in every run and logs nothing twice.
+    assert main(["wide-eval", str(study), "--out", str(out), "--prompts", "24", "--workers", "1",
+                 "--tracking-uri", uri, "--no-progress"]) == 0
+    assert "logged wide_eval/* to 0 trial runs of 'tiny' in" in capsys.readouterr().out
+    for row in rows:
+        assert len(client.get_metric_history(runs[row["key"]].info.run_id, "wide_eval/overall")) == 1
+
 
 @pytest.mark.integration
 def test_the_wider_set_starts_with_the_trials_eval_prompts_and_leaves_out_every_trained_scene(finished_study, tmp_path):

@@ -119,8 +119,9 @@ def log_and_report(args: argparse.Namespace, uri: str, run_ids: dict[str, str], 
     from tvrl_bench.report import regenerate
     from tvrl_bench.sweeps.wide_eval import log_scores
 
-    log_scores(uri, run_ids, scores)
-    print(f"\nlogged wide_eval/* to {len(run_ids)} trial runs of '{study.name}' in {uri}")
+    logged = log_scores(uri, run_ids, scores)
+    held = f" ({len(run_ids) - logged} already held these scores: not logged again)" if logged < len(run_ids) else ""
+    print(f"\nlogged wide_eval/* to {logged} trial runs of '{study.name}' in {uri}{held}")
     if not study.tables:
         print("the study names no tables (sweeps.study.tables); nothing to regenerate")
         return

@@ -155,9 +155,11 @@ def trial_runs(tracking_uri: str, study: str, specs: list[TrialSpec]) -> dict[st
     return found
 
 
-def log_scores(tracking_uri: str, run_ids: dict[str, str], scores: list[TrialScores]) -> None:
+def log_scores(tracking_uri: str, run_ids: dict[str, str], scores: list[TrialScores]) -> int:
     """Log each trial's wider scores to its run (`run_ids` from `trial_runs`) as `wide_eval/<metric>` at the
-    trial's final step, tagged `tvrl.wide_eval_prompts`."""
+    trial's final step, tagged `tvrl.wide_eval_prompts`; a run that already holds these very scores on as many
+    prompts (a second wide-eval, or the trial's own) is left as it is, so its history holds no duplicate. Returns
+    how many runs were logged."""
     import time
 
     from mlflow.entities import Metric, RunTag
@@ -166,9 +168,17 @@ def log_scores(tracking_uri: str, run_ids: dict[str, str], scores: list[TrialSco
 
     client = client_for(tracking_uri)
     now = int(time.time() * 1000)
+    logged = 0
     for s in scores:
+        held = client.get_run(run_ids[s.spec.key]).data
+        if held.tags.get(WIDE_PROMPTS_TAG) == str(s.prompts) and all(
+                abs(held.metrics.get(WIDE_PREFIX + name, math.nan) - float(value)) <= 1e-12
+                for name, value in s.wide.items()):
+            continue
         metrics = [Metric(WIDE_PREFIX + name, float(value), now, s.steps) for name, value in sorted(s.wide.items())]
         client.log_batch(run_ids[s.spec.key], metrics=metrics, tags=[RunTag(WIDE_PROMPTS_TAG, str(s.prompts))])
+        logged += 1
+    return logged
 
 
 @dataclass
