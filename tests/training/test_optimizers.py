@@ -10,7 +10,6 @@ import torch
 from tvrl_bench.config import PROJECT_ROOT, ConfigError, load_config
 from tvrl_bench.training.muon import Muon
 from tvrl_bench.training.optimizers import MuonWithAdamW, OptimizerChoice
-from tvrl_bench.training.trial.checks import check_values
 
 
 def test_split_optimizer_matches_muon_and_adamw_run_apart():
@@ -88,20 +87,20 @@ def test_an_old_trial_binding_is_one_line_naming_its_file_line_and_new_binding(t
 def test_a_bad_learning_rate_names_its_file_line_and_binding_before_anything_is_built(tmp_path):
     config = tmp_path / "mine.gin"
     config.write_text("include 'components/profiles/toy_v1.gin'\ntraining.optimizer.learning_rate = 0.0\n")
-    loaded = load_config([str(config)])
     with pytest.raises(ConfigError) as caught:
-        check_values(loaded)
+        load_config([str(config)])  # the declared checks run as the config is read
     assert str(caught.value) == (f"{config}:2: training.optimizer.learning_rate = 0.0 must be a number > 0, "
                                  "e.g. training.optimizer.learning_rate = 1e-4")
 
 
-def test_a_bad_learning_rate_of_a_built_trial_names_its_file_line(tmp_path, tiny_policy_path):
-    """Built by hand, past the early check: the build's own error is located the same way."""
+def test_a_bad_learning_rate_bound_past_the_early_check_is_refused_when_built(tiny_policy_path):
+    """A value that reaches the build without the config-time check (bound in code after loading) is refused by
+    the same declared rule as the optimizer is constructed."""
+    import gin
+
     from tvrl_bench.training.trial.build import build_settings
 
-    config = tmp_path / "mine.gin"
-    config.write_text(f"include 'components/profiles/toy_v1.gin'\npolicies.toy.path = '{tiny_policy_path}'\n"
-                      "training.optimizer.learning_rate = -1.0\n")
-    loaded = load_config([str(config)])
-    with pytest.raises(ConfigError, match=rf"^{config}:3: training\.optimizer\.learning_rate = -1\.0 must be"):
+    loaded = load_config(["components/profiles/toy_v1.gin"], [f"policies.toy.path = '{tiny_policy_path}'"])
+    gin.bind_parameter("training.optimizer.learning_rate", -1.0)
+    with pytest.raises(ConfigError, match=r"training\.optimizer\.learning_rate = -1\.0 must be a number > 0"):
         build_settings(loaded)

@@ -91,9 +91,8 @@ def test_a_missing_macro_is_named_with_a_preset_to_include(tiny_policy_path, mis
     ("checkpoint_every = 0", "training.trial.checkpoint_every = 0"),
 ])
 def test_an_out_of_range_value_is_named_with_an_example(tiny_policy_path, binding, named):
-    toy(tiny_policy_path, f"training.trial.{binding}")
     with pytest.raises(ConfigError) as caught:
-        TrialSettings()
+        toy(tiny_policy_path, f"training.trial.{binding}")  # refused as the config is read
     message = str(caught.value)
     assert named in message and "must be" in message and "e.g. training.trial." in message
 
@@ -107,17 +106,16 @@ def test_an_out_of_range_value_is_named_with_an_example(tiny_policy_path, bindin
 def test_an_optimizer_value_out_of_range_is_named_with_an_example(tiny_policy_path, binding, named):
     """The trial builds `training.optimizer` itself when nothing binds training.trial.optimizer: its values are
     checked all the same."""
-    toy(tiny_policy_path, f"training.optimizer.{binding}")
     with pytest.raises(ConfigError) as caught:
-        TrialSettings()
+        toy(tiny_policy_path, f"training.optimizer.{binding}")  # refused as the config is read
     message = str(caught.value)
     assert named in message and "must be" in message and "e.g. training.optimizer." in message
 
 
 @pytest.mark.parametrize("name, value", [("steps", "3"), ("eval_every", "5"), ("eval_subset", "2")])
 def test_a_value_of_the_wrong_type_passed_by_hand_is_named(tiny_policy_path, name, value):
-    """validation.py repeats the type test "so a TrialSettings built by hand is checked too": a wrong type is a
-    ValueError naming the parameter, not a bare TypeError from comparing or converting it."""
+    """The declared checks also run when a TrialSettings is built by hand: a wrong type is a ValueError naming the
+    parameter, not a bare TypeError from comparing or converting it."""
     toy(tiny_policy_path)
     with pytest.raises(ValueError, match=rf"training\.trial\.{name} = {value!r}"):
         TrialSettings(**{name: value})
@@ -138,15 +136,13 @@ def test_the_trial_builds_the_bound_optimizer_when_none_is_passed(tiny_policy_pa
 
 
 def test_an_eval_subset_out_of_range_is_named_with_the_fix(tiny_policy_path):
-    toy(tiny_policy_path, "training.trial.eval_subset = 0")
     with pytest.raises(ConfigError, match=r"training\.trial\.eval_subset = 0 must be an integer >= 1 or None"):
-        TrialSettings()
+        toy(tiny_policy_path, "training.trial.eval_subset = 0")  # refused as the config is read
 
 
 def test_every_out_of_range_value_is_listed_at_once(tiny_policy_path):
-    toy(tiny_policy_path, "training.trial.steps = -1", "training.trial.max_grad_norm = 0.0")
     with pytest.raises(ConfigError) as caught:
-        TrialSettings()
+        toy(tiny_policy_path, "training.trial.steps = -1", "training.trial.max_grad_norm = 0.0")  # refused as the config is read
     assert "training.trial.steps" in str(caught.value) and "training.trial.max_grad_norm" in str(caught.value)
 
 

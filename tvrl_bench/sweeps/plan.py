@@ -144,10 +144,11 @@ def expand(study: Study, study_file: str, overrides: list[str] = ()) -> list[Tri
 
 
 def check_trial_config(loaded: gin_config.LoadedConfig) -> None:
-    """What can be checked of a trial without building it: its training values and its prompt files."""
+    """What can be checked of a trial without building it beyond loading its config (which checks every
+    component's declared values): its prompt files."""
     from tvrl_bench.training.trial.checks import check_values
 
-    check_values(loaded)
+    check_values()
 
 
 def _bound(name: str, default):

@@ -4,7 +4,7 @@ Inside training/ the parts are layered like the package (tests/test_layers.py), 
 part above it:
 
 - top level, below the step: `settings.py` (`training.trial`), `schedule.py` (`training.schedule`),
-  `optimizers.py` and `muon.py` (`training.optimizer`), `validation.py` (value ranges), `consistency.py`,
+  `optimizers.py` and `muon.py` (`training.optimizer`), `consistency.py`,
   `seeding.py`, `reporting.py` (the loop's hooks), `processes.py` (ranks, gathers, gradient all-reduce) and
   `checkpoint.py` (a trial's checkpoint folder);
 - `step/`: one training step (rollouts, critic scoring, collecting the batch, the policy-gradient update, the

@@ -7,11 +7,18 @@ from typing import Iterable
 
 import torch
 
+from tvrl_bench.config.rules import Checks, Rule, number, one_of, positive
 from tvrl_bench.registry import register
 from tvrl_bench.training.muon import Muon
-from tvrl_bench.training.validation import OPTIMIZER_KINDS, check_ranges
 
 __all__ = ["OPTIMIZER_KINDS", "MuonWithAdamW", "OptimizerChoice"]
+
+OPTIMIZER_KINDS = ("adamw", "muon_adamw")
+
+
+def _betas(value) -> bool:
+    return (isinstance(value, (list, tuple)) and len(value) == 2
+            and all(number(0, 1, high_open=True, example="0.9").test(b) for b in value))
 
 
 class MuonWithAdamW:
@@ -60,12 +67,18 @@ class OptimizerChoice:
     `training.trial.optimizer` builds this class itself, so `training.optimizer.*` bindings apply either way.
     """
 
+    CHECKS = Checks(
+        kind=one_of(*OPTIMIZER_KINDS),
+        learning_rate=positive("1e-4"),
+        weight_decay=number(0, example="0.0"),
+        betas=Rule(_betas, "two numbers in [0, 1)", "(0.9, 0.999)"),
+    )
+
     def __init__(self, kind: str = "adamw", learning_rate: float = 1e-4, betas: tuple[float, float] = (0.9, 0.999),
                  weight_decay: float = 0.0):
         self.kind = kind
         self.learning_rate, self.weight_decay = learning_rate, weight_decay
-        self.betas = tuple(betas) if isinstance(betas, (list, tuple)) else betas  # a wrong type is named below
-        check_ranges("training.optimizer", vars(self))
+        self.betas = tuple(betas)
 
     def build(self, parameters: list[torch.nn.Parameter]):
         """The optimizer over `parameters` with this choice's learning rate, AdamW betas and weight decay."""

@@ -6,6 +6,7 @@ from typing import Any
 
 from tvrl_bench import registry
 from tvrl_bench.config.errors import ConfigError
+from tvrl_bench.config.rules import Checks, Relation, Values, integer, number, one_of, optional, positive
 from tvrl_bench.credit.base import CreditRouter
 from tvrl_bench.evaluators.base import Evaluator
 from tvrl_bench.objectives.base import Objective
@@ -16,7 +17,22 @@ from tvrl_bench.rewards.base import Reward
 from tvrl_bench.samplers.base import Sampler
 from tvrl_bench.training.optimizers import OptimizerChoice
 from tvrl_bench.training.schedule import Schedule
-from tvrl_bench.training.validation import check_ranges
+
+
+def _minibatches_divide_the_step(v: Values) -> str | None:
+    rollouts = v["prompts_per_step"] * v["group_size"]
+    if rollouts % v["minibatches"]:
+        return (f"{v.binding('minibatches')} must divide the {rollouts} rollouts of a step (prompts_per_step x "
+                "group_size)")
+    return None
+
+
+def _wide_covers_the_final_evaluation(v: Values) -> str | None:
+    wide, final = v["wide_eval_prompts"], v["eval_prompts"]
+    if 0 < wide < final:
+        return (f"{v.binding('wide_eval_prompts')}: fewer than the final evaluation's eval_prompts = {final}; bind "
+                f"it to 0 (none) or at least {final}")
+    return None
 
 
 @register("training", "trial")
@@ -53,6 +69,33 @@ class TrialSettings:
     optimizer: the optimizer and its learning rate, betas and weight decay (`training.optimizer.*`); None builds
     `training.optimizer` from its bindings (AdamW, lr 1e-4, betas (0.9, 0.999), no weight decay by default).
     """
+
+    CHECKS = Checks(
+        steps=integer(0, example="10", note="0 evaluates the untrained policy"),
+        seed=integer(example="0"),
+        prompts_per_step=integer(1, example="2"),
+        group_size=integer(2, example="4", note="advantages compare rollouts of a group"),
+        micro_batch=integer(1, example="8"),
+        minibatches=integer(1, example="1"),
+        max_grad_norm=positive("1.0"),
+        advantage_std=one_of("group", "global", "none"),
+        advantage_eps=number(0, example="1e-4"),
+        advantage_clip=optional(positive("5.0")),
+        ratio_tolerance=number(0, example="0.0"),
+        keep_rollout_graph=one_of(True, False),
+        anchor_weight=number(0, example="0.0"),
+        eval_prompts=integer(1, example="32", note="the final evaluation needs prompts"),
+        eval_every=integer(0, example="20", note="0: evaluate only at the end"),
+        eval_subset=optional(integer(1, example="16")),
+        wide_eval_prompts=integer(0, example="1000", note="0: no wide evaluation; toy datasets: prompts drawn "
+                                  "before the trained scenes are dropped"),
+        sample_videos=integer(0, example="4"),
+        checkpoint_every=integer(1, example="10"),
+        log_media_every=integer(1, example="10"),
+        num_gpus=integer(0, example="0"),
+        relations=[Relation(("minibatches", "prompts_per_step", "group_size"), _minibatches_divide_the_step),
+                   Relation(("wide_eval_prompts", "eval_prompts"), _wide_covers_the_final_evaluation)],
+    )
 
     def __init__(
         self,
@@ -109,23 +152,12 @@ class TrialSettings:
         self.validate()
 
     def validate(self) -> None:
-        check_ranges("training.trial", vars(self))  # types and ranges, one line each
-        rollouts = self.prompts_per_step * self.group_size
-        if rollouts % self.minibatches:
-            raise ConfigError(
-                f"training.trial.minibatches = {self.minibatches} must divide the {rollouts} rollouts of a step "
-                f"(prompts_per_step x group_size)"
-            )
+        """What needs the built components (ranges and relations of the values are CHECKS, checked earlier)."""
         self.schedule.validate(self.sampler)
         if self.wide_eval_prompts and not self.dataset.name.startswith("toy-"):
             raise ConfigError(
                 f"training.trial.wide_eval_prompts = {self.wide_eval_prompts}: a wide evaluation redraws the toy "
                 f"dataset's eval split, and this trial's dataset is {self.dataset.name!r}; bind it to 0"
-            )
-        if 0 < self.wide_eval_prompts < self.eval_prompts:
-            raise ConfigError(
-                f"training.trial.wide_eval_prompts = {self.wide_eval_prompts}: fewer than the final evaluation's "
-                f"eval_prompts = {self.eval_prompts}; bind it to 0 (none) or at least {self.eval_prompts}"
             )
 
 

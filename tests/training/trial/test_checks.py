@@ -25,7 +25,8 @@ def test_a_declared_config_check_runs_once_when_a_trial_checks_its_values(no_con
         seen.append("ran")
 
     registry.config_check(check)  # declared twice: still run once
-    check_values(load_config(["components/profiles/toy_v1.gin"]))
+    load_config(["components/profiles/toy_v1.gin"])
+    check_values()
     assert seen == ["ran"]
 
 
@@ -34,8 +35,9 @@ def test_a_failing_config_check_stops_the_trial_with_its_error(no_config_checks)
     def refuse() -> None:
         raise ValueError("prompts.csv, line 3: no")
 
+    load_config(["components/profiles/toy_v1.gin"])
     with pytest.raises(ValueError, match="prompts.csv, line 3: no"):
-        check_values(load_config(["components/profiles/toy_v1.gin"]))
+        check_values()
 
 
 def test_the_prompt_file_check_is_declared_by_its_component_module():

@@ -4,20 +4,12 @@ before anything is built), and prompts the built trial cannot use."""
 from __future__ import annotations
 
 from tvrl_bench import config as gin_config, registry
-from tvrl_bench.training.optimizers import OptimizerChoice
 from tvrl_bench.training.settings import TrialSettings
-from tvrl_bench.training.validation import bound_values, problems
 
 
-def check_values(loaded: gin_config.LoadedConfig) -> None:
-    """`training.trial` and `training.optimizer` values in range, then every component's config checks (the
-    bound prompt files readable, ...), from the parsed config alone."""
-    found = []
-    for selector, target in [("training.trial", TrialSettings), ("training.optimizer", OptimizerChoice)]:
-        found += problems(selector, bound_values(selector, target),
-                          lambda name, selector=selector: gin_config.locate(loaded, selector, name))
-    if found:
-        raise gin_config.ConfigError("\n".join(found))
+def check_values() -> None:
+    """Every component's config-time checks (the bound prompt files readable, ...), from the parsed config alone;
+    the declared value checks (CHECKS, `training.trial` and `training.optimizer` included) ran when it was loaded."""
     registry.run_config_checks()
 
 
