@@ -95,4 +95,3 @@ def test_families_declare_axes_params_and_contracts_once():
             assert contract is not None, family.name
         for component in registry.components(family.name) if contract is not None and family.name != "datasets" else []:
             assert issubclass(component.target, contract), component.qualified_name
-

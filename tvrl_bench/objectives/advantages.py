@@ -62,7 +62,7 @@ def permuted_advantages(advantages: torch.Tensor, generator: torch.Generator, gr
 class PermutedAdvantages:
     """Mixin (before the objective's class) that makes an objective its null control: the same loss with the step's
     advantages randomly permuted, method label `null`. Its constructor takes the objective's own parameters and
-    `within_groups`, so a null control restates neither (the registry composes the signature, registry.py)."""
+    `within_groups`, so a null control restates neither (`@register` composes the signature, constructors.py)."""
 
     method = "null"
 

@@ -16,9 +16,11 @@ __all__ = ["OPTIMIZER_KINDS", "MuonWithAdamW", "OptimizerChoice"]
 OPTIMIZER_KINDS = ("adamw", "muon_adamw")
 
 
+_BETA = number(0, 1, high_open=True, example="0.9")
+
+
 def _betas(value) -> bool:
-    return (isinstance(value, (list, tuple)) and len(value) == 2
-            and all(number(0, 1, high_open=True, example="0.9").test(b) for b in value))
+    return isinstance(value, (list, tuple)) and len(value) == 2 and all(_BETA.test(b) for b in value)
 
 
 class MuonWithAdamW:
