@@ -1,4 +1,5 @@
-"""Probability of improvement and the interquartile mean (IQM), with stratified bootstrap intervals.
+"""Probability of improvement and the interquartile mean (IQM), with bootstrap intervals: rliable's stratified
+bootstrap, or one that redraws whole runs and the tasks.
 
 These are rliable's aggregate metrics (Agarwal et al., "Deep RL at the edge of the statistical precipice", 2021),
 computed here with numpy and scipy (the rliable repository is archived). Scores are a matrix per method,
@@ -11,10 +12,18 @@ overall score, where per-prompt scores are not logged).
   over the M tasks both methods have (the Mann-Whitney U statistic of each task, normalised, averaged over tasks).
 - IQM: the mean of the middle 50% of all N x M scores of a method, `scipy.stats.trim_mean(scores, 0.25)` (a
   quarter of the scores, rounded down, cut from each end).
-- Stratified bootstrap: each replicate resamples, for every task separately, the runs with replacement (and for
-  the probability of improvement, X's and Y's runs independently), so every replicate keeps all tasks; the
-  interval is the percentile interval of the replicates (95% by default, 2,000 replicates, fixed seed). With one
-  run per task every replicate equals the estimate and the interval is a single point.
+
+Two bootstraps give the interval, the percentile interval of the replicates (95% by default, 2,000 replicates,
+fixed seed); with one task they are the same, the ordinary bootstrap of the runs:
+- `stratified` (rliable's): each replicate resamples, for every task separately, the runs with replacement (for
+  the probability of improvement X's and Y's runs independently), so every replicate keeps all tasks. Right when
+  each task's runs are independent of the other tasks' (an RL suite, where every game trains its own agents).
+  With one run per task every replicate equals the estimate and the interval is a single point.
+- `runs_and_tasks`: each replicate draws whole runs with replacement (X's and Y's independently), the same draw for
+  every task, and draws the tasks with replacement. Right when a run is scored on every task, as a study's seed is:
+  one trained policy scored on every prompt, so a seed's scores move together across the prompts. The stratified
+  bootstrap would redraw that seed independently per prompt and average its effect away over the prompts,
+  giving an interval too narrow by about the square root of the number of prompts in the seed-level part.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ import numpy as np
 
 LEVEL = 0.95
 RESAMPLES = 2_000
+BOOTSTRAPS = ("stratified", "runs_and_tasks")
 
 
 @dataclass(frozen=True)
@@ -78,6 +88,11 @@ def _same_tasks(x: np.ndarray, y: np.ndarray) -> None:
         raise ValueError(f"both methods need the same tasks: {x.shape[1]} and {y.shape[1]} columns")
 
 
+def _check_bootstrap(bootstrap: str) -> None:
+    if bootstrap not in BOOTSTRAPS:
+        raise ValueError(f"bootstrap must be one of {', '.join(BOOTSTRAPS)}, got {bootstrap!r}")
+
+
 def _counts(rng: np.random.Generator, runs: int, tasks: int, resamples: int) -> np.ndarray:
     """How often each run is drawn in each task's resample: [B, runs, tasks], each [b, :, m] summing to `runs`."""
     draws = rng.integers(0, runs, size=(resamples, runs, tasks))
@@ -88,27 +103,42 @@ def _counts(rng: np.random.Generator, runs: int, tasks: int, resamples: int) -> 
     return np.bincount(flat.ravel(), minlength=resamples * runs * tasks).reshape(resamples, runs, tasks).astype(float)
 
 
+def _whole_counts(rng: np.random.Generator, size: int, resamples: int) -> np.ndarray:
+    """How often each of `size` items is drawn in a resample of `size` with replacement: [B, size]."""
+    draws = rng.integers(0, size, size=(resamples, size))
+    flat = np.arange(resamples)[:, None] * size + draws
+    return np.bincount(flat.ravel(), minlength=resamples * size).reshape(resamples, size).astype(float)
+
+
 def improvement_replicates(x: np.ndarray | list, y: np.ndarray | list, resamples: int = RESAMPLES,
-                           seed: int = 0) -> np.ndarray:
-    """The stratified bootstrap replicates [B] of P(X > Y): per task, X's runs and Y's runs resampled apart."""
+                           seed: int = 0, bootstrap: str = "stratified") -> np.ndarray:
+    """The bootstrap replicates [B] of P(X > Y) (see the module docstring for the two bootstraps)."""
+    _check_bootstrap(bootstrap)
     x, y = _matrix(x), _matrix(y)
     _same_tasks(x, y)
     (n, m), k = x.shape, y.shape[0]
     kernel = improvement_kernel(x, y)  # [N, K, M]
     rng = np.random.default_rng(seed)
     out = np.empty(resamples)
-    chunk = max(1, 4_000_000 // max(1, (n + k) * m))
+    chunk = max(1, 4_000_000 // max(1, (n + k) * m if bootstrap == "stratified" else n * k + m))
     for start in range(0, resamples, chunk):
         b = min(chunk, resamples - start)
-        cx, cy = _counts(rng, n, m, b), _counts(rng, k, m, b)
-        out[start : start + b] = np.einsum("bim,ijm,bjm->b", cx, kernel, cy) / (n * k * m)
+        if bootstrap == "stratified":
+            cx, cy = _counts(rng, n, m, b), _counts(rng, k, m, b)
+            out[start : start + b] = np.einsum("bim,ijm,bjm->b", cx, kernel, cy) / (n * k * m)
+        else:
+            cx, cy, ct = _whole_counts(rng, n, b), _whole_counts(rng, k, b), _whole_counts(rng, m, b)
+            per_pair = np.einsum("ijm,bm->bij", kernel, ct)  # [B, N, K]: each pair of runs over the drawn tasks
+            out[start : start + b] = np.einsum("bi,bij,bj->b", cx, per_pair, cy) / (n * k * m)
     return out
 
 
-def iqm_replicates(scores: np.ndarray | list, resamples: int = RESAMPLES, seed: int = 0) -> np.ndarray:
-    """The stratified bootstrap replicates [B] of the IQM: per task, the runs resampled with replacement."""
+def iqm_replicates(scores: np.ndarray | list, resamples: int = RESAMPLES, seed: int = 0,
+                   bootstrap: str = "stratified") -> np.ndarray:
+    """The bootstrap replicates [B] of the IQM (see the module docstring for the two bootstraps)."""
     from scipy import stats as sps
 
+    _check_bootstrap(bootstrap)
     x = _matrix(scores)
     n, m = x.shape
     rng = np.random.default_rng(seed)
@@ -116,8 +146,12 @@ def iqm_replicates(scores: np.ndarray | list, resamples: int = RESAMPLES, seed: 
     chunk = max(1, 4_000_000 // max(1, n * m))
     for start in range(0, resamples, chunk):
         b = min(chunk, resamples - start)
-        rows = rng.integers(0, n, size=(b, n, m))
-        picked = np.take_along_axis(np.broadcast_to(x, (b, n, m)), rows, axis=1)
+        if bootstrap == "stratified":
+            rows = rng.integers(0, n, size=(b, n, m))
+            picked = np.take_along_axis(np.broadcast_to(x, (b, n, m)), rows, axis=1)
+        else:
+            rows, cols = rng.integers(0, n, size=(b, n)), rng.integers(0, m, size=(b, m))
+            picked = x[rows[:, :, None], cols[:, None, :]]  # [B, N, M]: whole runs, the drawn tasks
         out[start : start + b] = sps.trim_mean(picked.reshape(b, n * m), 0.25, axis=1)
     return out
 
@@ -128,17 +162,18 @@ def _interval(replicates: np.ndarray, level: float) -> tuple[float, float]:
 
 
 def probability_of_improvement(x: np.ndarray | list, y: np.ndarray | list, level: float = LEVEL,
-                               resamples: int = RESAMPLES, seed: int = 0) -> Estimate:
-    """P(X > Y) of scores x[N, M], y[K, M] with its stratified bootstrap percentile interval."""
+                               resamples: int = RESAMPLES, seed: int = 0, bootstrap: str = "stratified") -> Estimate:
+    """P(X > Y) of scores x[N, M], y[K, M] with its bootstrap percentile interval."""
     xm, ym = _matrix(x), _matrix(y)
-    low, high = _interval(improvement_replicates(xm, ym, resamples, seed), level)
+    low, high = _interval(improvement_replicates(xm, ym, resamples, seed, bootstrap), level)
     value = probability_of_improvement_value(xm, ym)
     return Estimate(value, low, high, (xm.shape[0], ym.shape[0]), xm.shape[1])
 
 
-def iqm(scores: np.ndarray | list, level: float = LEVEL, resamples: int = RESAMPLES, seed: int = 0) -> Estimate:
-    """The IQM of scores[N, M] with its stratified bootstrap percentile interval."""
+def iqm(scores: np.ndarray | list, level: float = LEVEL, resamples: int = RESAMPLES, seed: int = 0,
+        bootstrap: str = "stratified") -> Estimate:
+    """The IQM of scores[N, M] with its bootstrap percentile interval."""
     x = _matrix(scores)
-    low, high = _interval(iqm_replicates(x, resamples, seed), level)
+    low, high = _interval(iqm_replicates(x, resamples, seed, bootstrap), level)
     value = iqm_value(x)
     return Estimate(value, low, high, (x.shape[0],), x.shape[1])
