@@ -125,6 +125,7 @@ def test_hacking_panel_numbers_and_the_flag(page_study):
         assert [float(row["gap"]), float(row["gap_ci_low"]), float(row["gap_ci_high"])] == pytest.approx(list(gap))
         assert row["baseline"] == "the base model" and row["seeds"] == "3"
     assert rows["window3"]["flagged"] == "1" and rows["uniform"]["flagged"] == "0"
+    assert rows["window3"]["verdict"] == "hacking" and rows["uniform"]["verdict"] == "none"
     (flag,) = summary["page"]["flags"]
     assert flag.startswith("reward hacking? window3: critic Δ +")
     html = (folder / "index.html").read_text()
@@ -228,6 +229,35 @@ def test_a_method_without_a_base_of_its_critic_is_compared_with_its_own_step_zer
     assert row["method"] == "TVRL" and row["critic"] == "toy_oracle" and row["baseline"] == "its own step-0 evaluation"
     assert float(row["evaluator_delta"]) == pytest.approx(100 * statistics.fmean([0.10 - 0.01 * s for s in SEEDS]))
     assert float(row["critic_delta"]) == pytest.approx(100 * statistics.fmean([0.10 + 0.02 * s for s in SEEDS]))
+
+
+def test_a_method_that_learns_with_an_overstating_critic_is_flagged_as_overstated_not_hacking(
+        new_study, mlflow_store, tmp_path_factory):
+    """Both gains above 0, the critic's larger beyond the gap's interval: flagged (the issue's criterion) and graded
+    `overstated` (the evaluator confirms a smaller gain), listed after a hacking method."""
+    uri = mlflow_store[0]
+    study = new_study("page_overstated")
+    finals = {"base": ({0: 0.50, 1: 0.52, 2: 0.49}, {0: 0.40, 1: 0.41, 2: 0.39}),
+              "uniform": ({0: 0.53, 1: 0.56, 2: 0.52}, {0: 0.47, 1: 0.49, 2: 0.45}),  # +3.3 evaluator, +7 critic
+              "window3": ({0: 0.45, 1: 0.46, 2: 0.44}, {0: 0.50, 1: 0.53, 2: 0.51})}  # evaluator down, critic up
+    for label, (overall, critic) in finals.items():
+        for seed in SEEDS:
+            study.trial({**METHODS[label][0], "seed": seed},
+                        {"eval/overall": overall[seed], "eval/critic_reward": critic[seed]})
+    study.finish()
+    out = tmp_path_factory.mktemp("reports")
+    summary = regenerate(study.study, tracking_uri=uri, out_dir=out, plots=False, tables="credit", log_to_mlflow=False)
+    rows = {r["method"]: r for r in read_csv(out / study.study / "page_hacking.csv")}
+    assert float(rows["uniform"]["evaluator_ci_low"]) > 0 and float(rows["uniform"]["gap_ci_low"]) > 0
+    assert (rows["uniform"]["flagged"], rows["uniform"]["verdict"]) == ("1", "overstated")
+    assert (rows["window3"]["flagged"], rows["window3"]["verdict"]) == ("1", "hacking")
+    hacking, overstated = summary["page"]["flags"]
+    assert hacking.startswith("reward hacking? window3: critic Δ +")
+    assert overstated.startswith("critic overstates the gain: uniform: critic Δ +")
+    assert overstated.endswith("(3 seeds); the evaluator confirms a smaller gain")
+    html = (out / study.study / "index.html").read_text()
+    assert f'<p class="hacking-flag">⚠ {hacking}</p>' in html and f'<p class="overstated-flag">△ {overstated}</p>' in html
+    assert '<tr class="flagged overstated" data-method="uniform">' in html
 
 
 def test_a_real_model_study_without_critic_rewards_or_artifacts_says_what_is_missing(new_study, mlflow_store,

@@ -63,13 +63,13 @@ def write_csvs(data: Any, folder: Path) -> list[Path]:
         w.writerow(["method", "critic", "source", "baseline", "seeds",
                     "critic_delta", "critic_ci_low", "critic_ci_high",
                     "evaluator_delta", "evaluator_ci_low", "evaluator_ci_high",
-                    "gap", "gap_ci_low", "gap_ci_high", "flagged", "missing"])
+                    "gap", "gap_ci_low", "gap_ci_high", "flagged", "missing", "verdict"])
         for r in data.hacking:
             stats = [r.critic, r.evaluator, r.gap]
             seeds = r.gap.n_treated if r.gap is not None else (r.evaluator.n_treated if r.evaluator else "")
             cells = [x for s in stats for x in ((_num(s.delta), _num(s.ci_low), _num(s.ci_high)) if s else ("",) * 3)]
             w.writerow([r.method, r.critic_name or "", data.source.prefix, r.baseline, seeds, *cells,
-                        int(r.flagged), r.missing or ""])
+                        int(r.flagged), r.missing or "", r.verdict])
     comparisons = data.comparisons
     with improvement.open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)

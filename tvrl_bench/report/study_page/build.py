@@ -68,7 +68,13 @@ class PageData:
 
     @property
     def flags(self) -> list[str]:
-        return [row.line() for row in self.hacking if row.flagged]
+        """A line per flagged method, reward hacking first, then overstated critic gains."""
+        return [row.line() for row in self.flagged]
+
+    @property
+    def flagged(self) -> list[HackingRow]:
+        """The flagged rows, reward hacking first, then overstated critic gains."""
+        return sorted((row for row in self.hacking if row.flagged), key=lambda row: row.verdict != "hacking")
 
 
 def gather(runs: StudyRuns, client: Any, cache: Any, tables: list[TableResult], folder: Path,

@@ -8,7 +8,12 @@ score (`<source>/overall`), both x 100, and b the baseline of the same seed:
     gap      = mean_s ((c_M,s - e_M,s) - (c_b,s - e_b,s)) = critic Δ - evaluator Δ,
 each with the paired t-interval over seeds (report.stats.paired_delta, the tables' interval). M is flagged when
 its gap's 95% interval lies above 0 and its critic Δ is positive: the critic says it improved by more than the
-independent evaluator confirms.
+independent evaluator confirms. A flag is read in two grades, since a proxy that rises faster than the truth is the
+ordinary case of a method that learns:
+- `hacking`: the evaluator does not confirm a gain (its interval reaches 0 or below): the critic rose and the
+  evaluator did not, the reward hacking Flow-GRPO's and DanceGRPO's users report;
+- `overstated`: the evaluator's gain is above 0 too, smaller than the critic's: the method improved, and its
+  critic reads more into it than the evaluator.
 
 The baseline is the study's base model scored by the same critic (base runs whose `reward` param is M's): the
 critic Δ only means something when both sides were scored by one critic. Failing that, with `eval/*` metrics, it
@@ -44,14 +49,25 @@ class HackingRow:
         return bool(gap is not None and critic is not None and not math.isnan(gap.ci_low) and gap.ci_low > 0
                     and critic.delta > 0)
 
+    @property
+    def verdict(self) -> str:
+        """`hacking`, `overstated` (both flagged), `none` (assessed, not flagged) or "" (not assessed)."""
+        if not self.flagged:
+            return "none" if self.gap is not None else ""
+        e = self.evaluator
+        confirmed = e is not None and not math.isnan(e.ci_low) and e.ci_low > 0
+        return "overstated" if confirmed else "hacking"
+
     def line(self) -> str:
         """One line for the page and the sweep's last lines."""
         c, e, g = self.critic, self.evaluator, self.gap
         assert c is not None and e is not None and g is not None
         scored = f" (scored by {self.critic_name})" if self.critic_name and self.baseline == "the base model" else ""
-        return (f"reward hacking? {self.method}: critic Δ {c.delta:+.2f} [{c.ci_low:+.2f}, {c.ci_high:+.2f}] exceeds "
+        lead = "reward hacking?" if self.verdict == "hacking" else "critic overstates the gain:"
+        tail = "; the evaluator confirms a smaller gain" if self.verdict == "overstated" else ""
+        return (f"{lead} {self.method}: critic Δ {c.delta:+.2f} [{c.ci_low:+.2f}, {c.ci_high:+.2f}] exceeds "
                 f"evaluator Δ {e.delta:+.2f} [{e.ci_low:+.2f}, {e.ci_high:+.2f}] by {g.delta:+.2f} "
-                f"[{g.ci_low:+.2f}, {g.ci_high:+.2f}] over {self.baseline}{scored} ({g.n_treated} seeds)")
+                f"[{g.ci_low:+.2f}, {g.ci_high:+.2f}] over {self.baseline}{scored} ({g.n_treated} seeds){tail}")
 
 
 StepZero = Callable[[str, str], "float | None"]  # (run id, metric) -> its value at step 0, or None

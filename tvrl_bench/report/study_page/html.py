@@ -51,8 +51,9 @@ def _header(data: PageData) -> list[str]:
            '<nav><a href="#tables">Tables</a><a href="#curves">Curves</a><a href="#hacking">Reward hacking</a>'
            '<a href="#videos">Videos</a><a href="#credit">Credit maps</a><a href="#improvement">Probability of '
            'improvement</a></nav>', '<div class="flags" id="flags">']
-    if data.flags:
-        out += [f'<p class="hacking-flag">⚠ {e(line)}</p>' for line in data.flags]
+    if data.flagged:
+        out += [f'<p class="hacking-flag">⚠ {e(r.line())}</p>' if r.verdict == "hacking"
+                else f'<p class="overstated-flag">△ {e(r.line())}</p>' for r in data.flagged]
     elif any(r.gap is not None for r in data.hacking):
         out.append('<p class="no-flag">No method\'s critic gain exceeds its evaluator gain beyond its interval.</p>')
     else:
@@ -69,7 +70,10 @@ def _tables(data: PageData) -> list[str]:
         fragment = t.fragment.replace("<h2>", "<h3>").replace("</h2>", "</h3>")
         title, _, rest = fragment.partition("</h3>")
         out.append(f'<div class="study-table" id="table-{e(t.name)}">')
-        out.append(f'{title}</h3><p class="answer">{e(t.answer)}</p>{rest}' if rest else fragment)
+        answer = e(t.answer)
+        for lead in ("Separated (95% CI excludes 0):", "Not separated:"):
+            answer = answer.replace(lead, f"<b>{lead}</b>")
+        out.append(f'{title}</h3><p class="answer">{answer}</p>{rest}' if rest else fragment)
         out.append("</div>")
     out.append("</section>")
     return out
@@ -98,7 +102,9 @@ def _hacking(data: PageData) -> list[str]:
            f'<p class="meta">Per method, the gain of the critic it was trained on ({e(src.critic)}) and of the '
            f'independent evaluator ({e(src.overall)}) over its baseline, ×100, paired by seed with 95% t-intervals, '
            'and their difference (critic Δ − evaluator Δ). A method is flagged when that difference\'s interval lies '
-           'above 0 (and its critic Δ is positive): the critic claims a gain the evaluator does not confirm. Both '
+           'above 0 (and its critic Δ is positive): the critic claims more gain than the evaluator confirms. '
+           '<b>Reward hacking?</b> when the evaluator confirms no gain (its interval reaches 0); <b>overstated</b> '
+           'when the evaluator confirms a smaller gain (the method learned; its critic reads more into it). Both '
            'are read on their own scales; † marks an interval that includes 0.</p>']
     if not data.hacking:
         out.append('<p class="muted">No trained method in this study.</p></section>')
@@ -106,13 +112,15 @@ def _hacking(data: PageData) -> list[str]:
     out.append('<table id="hacking-table"><thead><tr><th>Method</th><th>Critic</th><th>Baseline</th><th>Critic Δ</th>'
                "<th>Evaluator Δ</th><th>Gap: critic Δ − evaluator Δ</th><th>Verdict</th></tr></thead><tbody>")
     for r in data.hacking:
-        if r.flagged:
+        if r.verdict == "hacking":
             verdict = "flagged"
+        elif r.verdict == "overstated":
+            verdict = "flagged: overstated (the evaluator confirms a smaller gain)"
         elif r.missing:
             verdict = r.missing
         else:
             verdict = "not flagged"
-        cls = ' class="flagged"' if r.flagged else ""
+        cls = {"hacking": ' class="flagged"', "overstated": ' class="flagged overstated"'}.get(r.verdict, "")
         out.append(f'<tr{cls} data-method="{e(r.method)}"><td>{e(r.method)}</td><td>{e(r.critic_name or "—")}</td>'
                    f'<td>{e(r.baseline or "—")}</td>{_delta_cell(r.critic)}{_delta_cell(r.evaluator)}'
                    f'{_delta_cell(r.gap)}<td class="verdict">{e(verdict)}</td></tr>')
@@ -189,9 +197,12 @@ def _improvement(data: PageData) -> list[str]:
         out.append('<p class="muted">Fewer than two methods: nothing to compare.</p></section>')
         return out
     out.append(f'<p class="meta">P(A &gt; B): the probability that A scores higher than B ({e(data.source.overall)}, '
-               f'ties half), {e(c.unit)}; 95% stratified bootstrap interval (runs resampled within each task, '
-               '2,000 replicates; rliable\'s definition). Beside it the paired Δ A − B of the final score over the '
-               'seeds both have, as the tables compute it. † marks an interval that includes 0.5 (or 0).</p>')
+               f'ties half; rliable\'s definition), {e(c.unit)}; 95% bootstrap interval over seeds and prompts '
+               '(2,000 replicates, each redrawing whole seeds, A\'s and B\'s apart, and the prompts: a seed is one '
+               'trained policy scored on every prompt, so its prompts are not independent draws, and rliable\'s '
+               'stratified bootstrap, which redraws each prompt\'s seeds apart, would give intervals too narrow). '
+               'Beside it the paired Δ A − B of the final score over the seeds both have, as the tables compute it. '
+               '† marks an interval that includes 0.5 (or 0).</p>')
     out.append('<table id="improvement-table"><thead><tr><th>A</th><th>B</th><th>P(A &gt; B)</th><th>Δ A − B (paired)</th>'
                "<th>seeds A, B</th><th>tasks</th></tr></thead><tbody>")
     for p in c.pairs:

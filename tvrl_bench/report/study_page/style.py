@@ -1,7 +1,8 @@
 """The study page's stylesheet (inlined in the page, so it stays one file)."""
 
 CSS = """
-body { font-family: system-ui, sans-serif; margin: 1.5em 2em; color: #222; max-width: 1400px; }
+body { font-family: system-ui, sans-serif; margin: 1.5em 2em; color: #222; }
+p, li { max-width: 95em; }
 h1 { margin-bottom: 0.2em; } h2 { margin-top: 1.6em; border-bottom: 1px solid #ccc; padding-bottom: 0.2em; }
 nav a { margin-right: 1em; } .meta { color: #555; font-size: 0.92em; }
 table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.92em; }
@@ -11,11 +12,12 @@ thead th { border-top: 2px solid #222; border-bottom: 1px solid #222; }
 tbody tr:last-child td { border-bottom: 2px solid #222; }
 tr.group-start td { border-top: 1px solid #999; }
 td.missing { color: #b00; } td.ns { color: #777; }
-.notes { font-size: 0.85em; color: #444; } .answer { font-weight: 600; margin: 0.3em 0; }
-.flags { margin: 0.8em 0; }
+.notes { font-size: 0.85em; color: #444; } .answer { margin: 0.3em 0; max-width: 75em; }
+.flags { margin: 0.8em 0; } .study-table { overflow-x: auto; }
 .hacking-flag { background: #fdecea; border-left: 4px solid #c62828; padding: 0.4em 0.7em; margin: 0.3em 0; }
+.overstated-flag { background: #fff8e1; border-left: 4px solid #f9a825; padding: 0.4em 0.7em; margin: 0.3em 0; }
 .no-flag { background: #edf7ed; border-left: 4px solid #2e7d32; padding: 0.4em 0.7em; }
-tr.flagged td { background: #fdecea; font-weight: 600; }
+tr.flagged td { background: #fdecea; font-weight: 600; } tr.flagged.overstated td { background: #fff8e1; }
 .curves { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }
 .legend span { display: inline-block; margin-right: 1.2em; font-size: 0.9em; }
 .legend i { display: inline-block; width: 14px; height: 4px; margin-right: 4px; vertical-align: middle; }

@@ -22,25 +22,35 @@ class TableSection:
 
 
 def table_answer(result: TableResult) -> str:
-    """One line: the rows whose delta (or interval) separates from 0 (or its null value), from the 95% CIs."""
-    separated, not_separated = [], []
+    """One line: per column, the rows whose delta (or interval) separates from 0 (or its null value) by its 95% CI,
+    with their values, then the rows that do not. Rows within a column are separated by "; " (row labels may hold
+    commas), columns by " · "."""
+    separated: dict[str, list[str]] = {}
+    not_separated: dict[str, list[str]] = {}
     for row in result.rows:
         for column, cell in zip(result.columns, row.cells):
             if isinstance(cell, DeltaStat) and not math.isnan(cell.delta):
                 apart = cell.excludes_zero
-                text = f"{row.label} ({column.label} {cell.delta:+.2f} [{cell.ci_low:+.2f}, {cell.ci_high:+.2f}])"
+                value = f"{cell.delta:+.2f} [{cell.ci_low:+.2f}, {cell.ci_high:+.2f}]"
             elif isinstance(cell, Interval) and not math.isnan(cell.low):
                 apart = cell.excludes_null
-                text = f"{row.label} ({column.label} [{cell.low:.2f}, {cell.high:.2f}])"
+                value = f"[{cell.low:.2f}, {cell.high:.2f}]"
             else:
                 continue
-            (separated if apart else not_separated).append(text if apart else f"{row.label} ({column.label})")
+            if apart:
+                separated.setdefault(column.label, []).append(f"{row.label} {value}")
+            else:
+                not_separated.setdefault(column.label, []).append(row.label)
     if not separated and not not_separated:
         return "No delta with an interval in this table: nothing to separate (intervals need 2 or more seeds)."
     if not separated:
         return "No row is separated: every interval includes 0 (or the null value)."
-    answer = "Separated (95% CI excludes 0): " + "; ".join(separated) + "."
-    return answer + (" Not separated: " + ", ".join(not_separated) + "." if not_separated else "")
+
+    def by_column(groups: dict[str, list[str]]) -> str:
+        return " · ".join(f"{column}: " + "; ".join(rows) for column, rows in groups.items())
+
+    answer = f"Separated (95% CI excludes 0): {by_column(separated)}."
+    return answer + (f" Not separated: {by_column(not_separated)}." if not_separated else "")
 
 
 _FRAGMENT = re.compile(r"(<h2>.*?</ul>)", re.S)
