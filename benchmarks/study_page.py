@@ -5,11 +5,14 @@ the base model and four trained methods (uniform and window3 credit under toy_or
 each; eval/overall, eval/critic_reward and the four toy categories at steps 0, 20, 40, 60; 60 steps of
 train/reward_mean; and every run's artifacts: eval/results.json (64 records with their checks), samples/final
 (index.json and 4 H.264 mp4s at 128 x 128, as trials write them) and credit/step_000001.png (a heatmap-sized PNG).
+Like a default trial, every run also ends with a wide evaluation: wide_eval/overall, wide_eval/critic_reward and the
+categories, and wide_eval/results.json with one record per held-out prompt (594 by default, as the toy's wide
+evaluation; `--wide-prompts 0` leaves it out), so the page reads the wide scores, one task per prompt.
 Then, in a fresh process per repeat (so imports count, as in `tvrl-report`), times `regenerate(...)` of the power
 table with the page, and the page alone (`summary["page"]["seconds"]`: runs read, artifacts downloaded, statistics,
 bootstrap, HTML and CSV written).
 
-    python benchmarks/study_page.py [--root DIR] [--repeats 3]
+    python benchmarks/study_page.py [--root DIR] [--repeats 3] [--wide-prompts 594]
 
 The last line is `page_s=<median seconds of the page alone> total_s=<median of regenerate with the page>`.
 """
@@ -43,8 +46,20 @@ def blobs(rng) -> "torch.Tensor":
     return video
 
 
-def build_store(root: Path) -> str:
-    """The tracking URI of the benchmark store, creating it when it is not there yet."""
+def records(rng, prompts: int) -> list[dict]:
+    """Per-prompt evaluator records as a trial logs them: four checks each, half passed at random."""
+    out = []
+    for p in range(prompts):
+        checks = [{"check": f"Is there a thing {c}?", "category": CATEGORIES[c], "answer": "yes",
+                   "passed": bool(rng.random() < 0.5)} for c in range(4)]
+        out.append({"index": p, "prompt": f"prompt {p}", "score": sum(c["passed"] for c in checks) / 4,
+                    "checks": checks})
+    return out
+
+
+def build_store(root: Path, wide_prompts: int) -> str:
+    """The tracking URI of the benchmark store (in `root`/wide<N>), creating it when it is not there yet."""
+    root = root / f"wide{wide_prompts}"
     import numpy as np
     import torch
     from matplotlib.image import imsave
@@ -78,17 +93,20 @@ def build_store(root: Path) -> str:
                 metrics += [Metric("train/reward_mean", 0.3 + 0.001 * s, 0, s) for s in range(1, 61)]
             params = {"policy": "toy", "sampler": "sage", "reward": reward, "credit": credit, "method": method,
                       "seed": str(seed)}
+            if wide_prompts:
+                final, level = steps[-1], 0.45 + 0.01 * k + 0.005 * seed
+                metrics += [Metric("wide_eval/overall", level, 0, final),
+                            Metric("wide_eval/critic_reward", 0.35 + 0.015 * k, 0, final)]
+                metrics += [Metric(f"wide_eval/{c}", level + 0.01 * j, 0, final) for j, c in enumerate(CATEGORIES)]
             client.log_batch(run_id, metrics=metrics, params=[Param(a, b) for a, b in params.items()])
             folder = files / run_id
             (folder / "samples").mkdir(parents=True)
-            records = []
-            for p in range(64):
-                checks = [{"check": f"Is there a thing {c}?", "category": CATEGORIES[c], "answer": "yes",
-                           "passed": bool(rng.random() < 0.5)} for c in range(4)]
-                records.append({"index": p, "prompt": f"prompt {p}", "score": sum(c["passed"] for c in checks) / 4,
-                                "checks": checks})
-            (folder / "results.json").write_text(json.dumps(records))
+            (folder / "results.json").write_text(json.dumps(records(rng, 64)))
             client.log_artifact(run_id, str(folder / "results.json"), "eval")
+            if wide_prompts:
+                (folder / "wide").mkdir()
+                (folder / "wide" / "results.json").write_text(json.dumps(records(rng, wide_prompts)))
+                client.log_artifact(run_id, str(folder / "wide" / "results.json"), "wide_eval")
             index = []
             for p in range(4):
                 write_mp4(blobs(rng), folder / "samples" / f"sample_{p:03d}.mp4", fps=4, min_side=128)
@@ -119,8 +137,14 @@ def time_once(uri: str, out: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--root", default=str(Path(tempfile.gettempdir()) / "tvrl_page_bench"))
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--root", default=str(Path(tempfile.gettempdir()) / "tvrl_page_bench"),
+                        help="folder of the benchmark store (built once per --wide-prompts under ROOT/wide<N>, then "
+                             "reused) and of the page it writes (default: %(default)s)")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="how many times to time regenerate, each in a fresh process (default: %(default)s)")
+    parser.add_argument("--wide-prompts", type=int, default=594,
+                        help="held-out prompts of each run's wide evaluation (wide_eval/results.json), as a default "
+                             "trial logs; 0: no wide evaluation, the page reads eval/* (default: %(default)s)")
     parser.add_argument("--time-once", nargs=2, metavar=("URI", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.time_once:
@@ -128,8 +152,9 @@ def main() -> None:
         return
     root = Path(args.root)
     start = time.perf_counter()
-    uri = build_store(root)
-    print(f"store: {uri} (10 runs with artifacts; ready in {time.perf_counter() - start:.1f} s)")
+    uri = build_store(root, args.wide_prompts)
+    print(f"store: {uri} (10 runs with artifacts, wide evaluation of {args.wide_prompts} prompts; ready in "
+          f"{time.perf_counter() - start:.1f} s)")
     totals, pages = [], []
     for i in range(args.repeats):
         done = subprocess.run([sys.executable, __file__, "--time-once", uri, str(root / "reports")], check=True,
