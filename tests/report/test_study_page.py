@@ -260,6 +260,35 @@ def test_a_method_that_learns_with_an_overstating_critic_is_flagged_as_overstate
     assert '<tr class="flagged overstated" data-method="uniform">' in html
 
 
+def test_a_one_seed_study_says_what_it_cannot_assess(new_study, mlflow_store, tmp_path_factory):
+    """One seed, as the quickstart: the gap has no interval, so nothing is flagged and the panel says why; the
+    probability of improvement has an interval over the prompts alone, and the page says so."""
+    uri, client, _ = mlflow_store
+    study = new_study("page_one_seed")
+    scratch = tmp_path_factory.mktemp("one_seed")
+    for label in ("base", "window3"):
+        params, overall, critic = METHODS[label]
+        run_id = study.trial({**params, "seed": 0}, {"eval/overall": overall[0], "eval/critic_reward": critic[0]})
+        folder = scratch / label
+        folder.mkdir()
+        log_artifacts(study, client, run_id, label, 0, folder)
+    study.finish()
+    out = tmp_path_factory.mktemp("reports")
+    summary = regenerate(study.study, tracking_uri=uri, out_dir=out, plots=False, tables="credit", log_to_mlflow=False)
+    assert summary["page"]["flags"] == []
+    (row,) = read_csv(out / study.study / "page_hacking.csv")
+    assert row["gap"] != "" and row["gap_ci_low"] == "" and row["flagged"] == "0" and row["verdict"] == ""
+    assert row["missing"] == "1 paired seed: the gap needs 2 or more for an interval"
+    (pair,) = read_csv(out / study.study / "page_improvement.csv")
+    assert (pair["seeds_a"], pair["seeds_b"], pair["tasks"]) == ("1", "1", "3")
+    # per prompt window3 vs base (seed 0): .25 < .5, .25 = .25, .5 = .5 -> (0 + 1/2 + 1/2) / 3
+    assert float(pair["p_a_beats_b"]) == pytest.approx(1 / 3)
+    assert float(pair["ci_low"]) < float(pair["ci_high"])  # the prompts redrawn: an interval, not a point
+    html = (out / study.study / "index.html").read_text()
+    assert "Reward hacking not assessed" in html and "No method\'s critic gain" not in html
+    assert 'id="one-seed"' in html
+
+
 def test_a_real_model_study_without_critic_rewards_or_artifacts_says_what_is_missing(new_study, mlflow_store,
                                                                                         tmp_path_factory):
     uri = mlflow_store[0]

@@ -51,9 +51,10 @@ class HackingRow:
 
     @property
     def verdict(self) -> str:
-        """`hacking`, `overstated` (both flagged), `none` (assessed, not flagged) or "" (not assessed)."""
+        """`hacking`, `overstated` (both flagged), `none` (assessed, not flagged) or "" (not assessed: no gap, or
+        one seed, which gives the gap no interval)."""
         if not self.flagged:
-            return "none" if self.gap is not None else ""
+            return "none" if self.gap is not None and not math.isnan(self.gap.ci_low) else ""
         e = self.evaluator
         confirmed = e is not None and not math.isnan(e.ci_low) and e.ci_low > 0
         return "overstated" if confirmed else "hacking"
@@ -117,6 +118,8 @@ def _row(method: Method, base: Method | None, source: Source, step_zero: StepZer
     seeds = set(evaluator_m) & set(critic_m) & set(evaluator_b) & set(critic_b)
     row.gap = paired_delta({s: SCALE * (critic_m[s] - evaluator_m[s]) for s in seeds},
                            {s: SCALE * (critic_b[s] - evaluator_b[s]) for s in seeds})
+    if math.isnan(row.gap.ci_low):
+        row.missing = f"{len(seeds)} paired seed{'s' if len(seeds) != 1 else ''}: the gap needs 2 or more for an interval"
     return row
 
 

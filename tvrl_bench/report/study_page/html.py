@@ -54,7 +54,7 @@ def _header(data: PageData) -> list[str]:
     if data.flagged:
         out += [f'<p class="hacking-flag">⚠ {e(r.line())}</p>' if r.verdict == "hacking"
                 else f'<p class="overstated-flag">△ {e(r.line())}</p>' for r in data.flagged]
-    elif any(r.gap is not None for r in data.hacking):
+    elif any(r.verdict == "none" for r in data.hacking):
         out.append('<p class="no-flag">No method\'s critic gain exceeds its evaluator gain beyond its interval.</p>')
     else:
         out.append('<p class="muted">Reward hacking not assessed: see the panel below for what is missing.</p>')
@@ -203,6 +203,9 @@ def _improvement(data: PageData) -> list[str]:
                'stratified bootstrap, which redraws each prompt\'s seeds apart, would give intervals too narrow). '
                'Beside it the paired Δ A − B of the final score over the seeds both have, as the tables compute it. '
                '† marks an interval that includes 0.5 (or 0).</p>')
+    if any(p.improvement is not None and 1 in p.improvement.runs for p in c.pairs):
+        out.append('<p class="meta" id="one-seed">Where a method has one seed, its interval is over the prompts '
+                   'only: it says how sure the difference is for that training run, not across seeds.</p>')
     out.append('<table id="improvement-table"><thead><tr><th>A</th><th>B</th><th>P(A &gt; B)</th><th>Δ A − B (paired)</th>'
                "<th>seeds A, B</th><th>tasks</th></tr></thead><tbody>")
     for p in c.pairs:
