@@ -45,19 +45,15 @@ class HackingRow:
 
     @property
     def flagged(self) -> bool:
-        gap, critic = self.gap, self.critic
-        return bool(gap is not None and critic is not None and not math.isnan(gap.ci_low) and gap.ci_low > 0
-                    and critic.delta > 0)
+        return _above_zero(self.gap) and self.critic is not None and self.critic.delta > 0
 
     @property
     def verdict(self) -> str:
         """`hacking`, `overstated` (both flagged), `none` (assessed, not flagged) or "" (not assessed: no gap, or
         one seed, which gives the gap no interval)."""
-        if not self.flagged:
-            return "none" if self.gap is not None and not math.isnan(self.gap.ci_low) else ""
-        e = self.evaluator
-        confirmed = e is not None and not math.isnan(e.ci_low) and e.ci_low > 0
-        return "overstated" if confirmed else "hacking"
+        if self.flagged:
+            return "overstated" if _above_zero(self.evaluator) else "hacking"
+        return "none" if self.gap is not None and not math.isnan(self.gap.ci_low) else ""
 
     def line(self) -> str:
         """One line for the page and the sweep's last lines."""
@@ -69,6 +65,11 @@ class HackingRow:
         return (f"{lead} {self.method}: critic Δ {c.delta:+.2f} [{c.ci_low:+.2f}, {c.ci_high:+.2f}] exceeds "
                 f"evaluator Δ {e.delta:+.2f} [{e.ci_low:+.2f}, {e.ci_high:+.2f}] by {g.delta:+.2f} "
                 f"[{g.ci_low:+.2f}, {g.ci_high:+.2f}] over {self.baseline}{scored} ({g.n_treated} seeds){tail}")
+
+
+def _above_zero(d: DeltaStat | None) -> bool:
+    """True when d's 95% interval lies above 0 (False without d or without an interval: NaN > 0 is False)."""
+    return d is not None and d.ci_low > 0
 
 
 StepZero = Callable[[str, str], "float | None"]  # (run id, metric) -> its value at step 0, or None
