@@ -20,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+from tvrl_bench.cli.script import Scratch, UserError, at_least, run_script, scratch, script_parser
+
 ROOT = Path(__file__).resolve().parent.parent
 COMMANDS = [("tvrl-train", ["--help"]), ("tvrl-sweep", ["--help"]), ("tvrl-report", ["--help"]),
             ("tvrl-bench", ["list"])]
@@ -29,29 +31,38 @@ def script(name: str) -> str:
     beside = Path(sys.executable).parent / name
     found = str(beside) if beside.exists() else shutil.which(name)
     if found is None:
-        raise SystemExit(f"console script '{name}' is not installed: run `pip install -e .` first")
+        raise UserError(f"console script '{name}' is not installed: run `pip install -e .` first")
     return found
 
 
-def best_time(command: list[str], repeats: int) -> float:
+def best_time(children: Scratch, command: list[str], repeats: int) -> float:
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     best = float("inf")
     for _ in range(repeats):
         started = time.perf_counter()
-        result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        try:
+            result = children.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        except subprocess.TimeoutExpired:
+            raise UserError(f"{' '.join(command)} did not answer in 120 s") from None
         best = min(best, time.perf_counter() - started)
         if result.returncode != 0 or not result.stdout:
-            raise SystemExit(f"{' '.join(command)} failed:\n{result.stderr[-2000:]}")
+            lines = result.stderr.strip().splitlines()
+            raise UserError(f"{' '.join(command)} failed (exit {result.returncode}): {lines[-1] if lines else 'no output'}")
     return best
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeats", type=int, default=3, help="runs per command; the best counts (default 3)")
-    args = parser.parse_args()
+def main(argv: list[str] | None = None) -> int:
+    parser = script_parser(__file__, __doc__)
+    parser.add_argument("--repeats", type=int, default=3, action=at_least(1),
+                        help="runs per command; the best counts (default 3)")
+    return run_script(parser, benchmark, argv)
+
+
+def benchmark(args: argparse.Namespace) -> None:
     times = {}
-    for name, extra in COMMANDS:
-        times[f"{name} {' '.join(extra)}"] = best_time([script(name), *extra], args.repeats)
+    with scratch(None) as children:
+        for name, extra in COMMANDS:
+            times[f"{name} {' '.join(extra)}"] = best_time(children, [script(name), *extra], args.repeats)
     fields = " ".join(f"{label.split()[0].replace('-', '_')}_{label.split()[1].strip('-')}_s={s:.3f}"
                       for label, s in times.items())
     print(fields)
@@ -59,4 +70,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

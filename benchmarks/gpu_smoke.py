@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for the tiny-
 
 from tests.policies.tiny_hunyuan import save_tiny_hunyuan  # noqa: E402
 from tests.rewards.tiny_qwen import save_tiny_qwen  # noqa: E402
+from tvrl_bench.cli.script import UserError, at_least, run_script, script_parser  # noqa: E402
 from tvrl_bench.config import load_config  # noqa: E402
 from tvrl_bench.training.checkpoint import CheckpointDir  # noqa: E402
 from tvrl_bench.training.processes import Processes  # noqa: E402
@@ -154,9 +155,9 @@ def full_size_step(processes: Processes, sharding, device: str) -> None:
           f"{time.perf_counter() - started:.1f} s, peak memory {peak:.1f} GiB per GPU")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=int, default=3, help="timed steps after one warm-up step (default 3)")
+def main(argv: list[str] | None = None) -> int:
+    parser = script_parser(__file__, __doc__)
+    parser.add_argument("--steps", type=int, default=3, action=at_least(1), help="timed steps after one warm-up step (default 3)")
     parser.add_argument("--allow-cpu", action="store_true", help="run on the CPU in float32 when there is no GPU")
     parser.add_argument(
         "--profile", default="toy", choices=["toy", "paper"],
@@ -167,7 +168,12 @@ def main() -> int:
                         help="check sharded training (see above; run under torchrun / accelerate launch)")
     parser.add_argument("--full-size", action="store_true",
                         help="with --fsdp: one step of the 8.3B transformer at the paper's rollout size")
-    args = parser.parse_args()
+    return run_script(parser, smoke, argv)
+
+
+def smoke(args: argparse.Namespace) -> int:
+    if args.full_size and not args.fsdp:
+        raise UserError("--full-size: the full-size step is a check of sharded training; add --fsdp (under torchrun)")
     cuda = torch.cuda.is_available()
     if not cuda and not args.allow_cpu:
         print("gpu_smoke: no CUDA device here; nothing measured (use --allow-cpu to check the code path on the CPU)")

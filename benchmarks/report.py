@@ -16,12 +16,16 @@ import argparse
 import itertools
 import random
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
+from tvrl_bench.cli.script import UserError, at_least, must, run_script, script_parser
+
 STUDY = "bench_1000"
 RUNS = 1000
+BASE_RUNS = 40  # 4 rewards x 10 seeds, before any trained run
 SAMPLERS = ["sage", "flow", "dance"]
 REWARDS = ["videoalign", "videoscore2", "unifiedreward2", "qwen3_5_9b"]
 CREDITS = ["uniform", "frame", "window7", "window3", "window1", "shuffled3", "dinov2"]
@@ -30,7 +34,10 @@ DIMENSIONS = [f"dimension_{i:02d}" for i in range(18)]
 
 
 def trial_params(runs: int = RUNS) -> list[dict[str, str]]:
-    """`runs` param sets (at least 41): 40 base runs (4 rewards x 10 seeds), the rest trained (960 of 1,000)."""
+    """`runs` param sets (more than BASE_RUNS): 40 base runs (4 rewards x 10 seeds), the rest trained (960 of
+    1,000)."""
+    if runs <= BASE_RUNS:
+        raise ValueError(f"{runs} runs: the study needs its {BASE_RUNS} base runs and at least one trained run")
     base = [{"reward": r, "sampler": "sage", "credit": "uniform", "method": "base", "seed": str(s)}
             for r in REWARDS for s in range(10)]
     combos = list(itertools.product(SAMPLERS, REWARDS, CREDITS))
@@ -102,14 +109,22 @@ def build_judgments(path: Path) -> None:
         store.add(judgments)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None) -> int:
+    parser = script_parser(__file__, __doc__)
     parser.add_argument("--root", default=str(Path(tempfile.gettempdir()) / "tvrl-bench-report-benchmark"),
                         help="where the benchmark store is built once and reused")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--runs", type=int, default=RUNS, help=f"finished trial runs in the study (>= 41; default {RUNS})")
-    args = parser.parse_args()
+    parser.add_argument("--repeats", type=int, default=3, action=at_least(1), help="timed regenerations (default 3)")
+    parser.add_argument("--runs", type=int, default=RUNS,
+                        action=must(lambda v: v > BASE_RUNS, f"{BASE_RUNS + 1} or more ({BASE_RUNS} base runs and a "
+                                                              "trained one)"),
+                        help=f"finished trial runs in the study (>= {BASE_RUNS + 1}; default {RUNS})")
+    return run_script(parser, benchmark, argv)
+
+
+def benchmark(args: argparse.Namespace) -> None:
     root = Path(args.root)
+    if root.exists() and not root.is_dir():
+        raise UserError(f"--root {root}: this is a file; name a folder for the benchmark store")
 
     start = time.perf_counter()
     import mlflow  # noqa: F401
@@ -141,4 +156,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -24,18 +24,21 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import gin
 import torch
 from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, sdpa_flop_count
 
+from tvrl_bench.cli.script import UserError, at_least, run_script, scratch, script_parser
 from tvrl_bench.config import load_config
 from tvrl_bench.training.checkpoint import CheckpointDir
 from tvrl_bench.training.processes import Processes
 from tvrl_bench.training.loop import Trainer
 from tvrl_bench.training.step.scoring import score_videos, score_videos_looped
-from tvrl_bench.training.settings import TrialSettings
+from tvrl_bench.training.trial.build import build_settings
 
 # The toy transformer's matmuls at micro_batch 8 with CFG: 16 samples x (256 video + 12 text) tokens, width 64.
 ROWS = 16 * 268
@@ -74,11 +77,13 @@ ATTENTION_FLOPS = {
 }
 
 
-def trainer(credit: str, policy_path: str | None, folder: str, bindings: list[str] = ()) -> Trainer:
+def trainer(credit: str, policy_path: str | None, folder: Path, bindings: list[str] = ()) -> Trainer:
     extra = [f"policies.toy.path = '{policy_path}'"] if policy_path else []
-    load_config(["components/profiles/toy.gin", f"components/credit/{credit}.gin"], extra + list(bindings))
-    settings = TrialSettings()
-    gin.clear_config()
+    try:
+        settings = build_settings(load_config(["components/profiles/toy.gin", f"components/credit/{credit}.gin"],
+                                              extra + list(bindings)))
+    finally:
+        gin.clear_config()
     return Trainer(settings, Processes(cpu=True), CheckpointDir(folder), None, progress=False)
 
 
@@ -103,8 +108,9 @@ def step_times(trainers: dict[str, Trainer], steps: range) -> dict[str, list[flo
     return times
 
 
-def credit_times(repeats: int, policy_path: str | None, bindings: list[str] = ()) -> tuple[list[float], list[float], int]:
-    t = trainer("window3", policy_path, "/tmp/tvrl-bench-step-credit", bindings)
+def credit_times(repeats: int, policy_path: str | None, folder: Path,
+                 bindings: list[str] = ()) -> tuple[list[float], list[float], int]:
+    t = trainer("window3", policy_path, folder, bindings)
     items = [it for it in t.train_items if len(it.checks) >= 4][:2]
     group = t.s.group_size
     prompts = [it.prompt for it in items for _ in range(group)]
@@ -122,16 +128,34 @@ def credit_times(repeats: int, policy_path: str | None, bindings: list[str] = ()
     return batched[1:], looped[1:], len(prompts)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=int, default=10, help="timed steps per trainer (default 10)")
-    parser.add_argument("--credit-repeats", type=int, default=30, help="timed credit computations (default 30)")
+def main(argv: list[str] | None = None) -> int:
+    parser = script_parser(__file__, __doc__)
+    parser.add_argument("--steps", type=int, default=10, action=at_least(1), help="timed steps per trainer (default 10)")
+    parser.add_argument("--credit-repeats", type=int, default=30, action=at_least(1),
+                        help="timed credit computations (default 30)")
     parser.add_argument("--no-reference", action="store_true", help="skip the unoptimised TVRL trainer")
     parser.add_argument("--policy-path", help="toy policy folder (default: the shipped one)")
     parser.add_argument("--gin_bindings", nargs="*", default=[],
                         help="extra gin bindings for every trainer, e.g. 'training.trial.prompts_per_step = 2'")
-    args = parser.parse_args()
+    return run_script(parser, benchmark, argv)
+
+
+def benchmark(args: argparse.Namespace) -> None:
+    if args.policy_path is not None and not Path(args.policy_path).is_dir():
+        raise UserError(f"--policy-path {args.policy_path}: no such folder; pass a toy policy folder, or leave the "
+                        "flag out for the shipped policy")
+    extra = [f"policies.toy.path = '{args.policy_path}'"] if args.policy_path else []
+    try:  # a config mistake in seconds, before the timings
+        load_config(["components/profiles/toy.gin", *(f"components/credit/{c}.gin" for c in ("window3", "uniform"))],
+                    extra + args.gin_bindings)
+    finally:
+        gin.clear_config()
     torch.set_num_threads(1)
+    with scratch("tvrl-bench-step-") as work:  # the trainers' checkpoint folders
+        measure(args, work.folder)
+
+
+def measure(args: argparse.Namespace, folder: Path) -> None:
     print(f"machine load (1, 5, 15 min): {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
     rates = matmul_rates()
@@ -142,7 +166,7 @@ def main() -> None:
     names = {"tvrl": ("window3", args.gin_bindings), "grpo": ("uniform", args.gin_bindings)}
     if not args.no_reference:
         names["reference"] = ("window3", REFERENCE + args.gin_bindings)
-    trainers = {n: trainer(c, args.policy_path, f"/tmp/tvrl-bench-step-{n}", b) for n, (c, b) in names.items()}
+    trainers = {n: trainer(c, args.policy_path, folder / n, b) for n, (c, b) in names.items()}
     for t in trainers.values():
         t.step(0)  # warm-up
     timed = range(1, args.steps + 1)
@@ -151,11 +175,11 @@ def main() -> None:
     flops: dict[str, list[tuple[float, float]]] = {}
     for name in ("tvrl", "reference"):
         if name in trainers:
-            counter_trainer = trainer(*names[name][:1], args.policy_path, f"/tmp/tvrl-bench-step-{name}-flops", names[name][1])
+            counter_trainer = trainer(*names[name][:1], args.policy_path, folder / f"{name}-flops", names[name][1])
             counter_trainer.step(0)
             flops[name] = [step_flops(counter_trainer, step) for step in timed]
 
-    batched, looped, videos = credit_times(args.credit_repeats, args.policy_path, args.gin_bindings)
+    batched, looped, videos = credit_times(args.credit_repeats, args.policy_path, folder / "credit", args.gin_bindings)
     rollouts = trainers["tvrl"].local_prompts * trainers["tvrl"].s.group_size  # this process's rollouts per step
     medians = {n: statistics.median(ts) for n, ts in times.items()}
     achieved = {n: statistics.median(f[0] / s for f, s in zip(flops[n], times[n])) for n in flops}
@@ -181,4 +205,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -22,11 +22,12 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from tvrl_bench.cli.script import UserError, at_least, run_script, scratch, script_parser
 
 STUDY = "page_bench"
 SEEDS = (0, 1)
@@ -135,37 +136,46 @@ def time_once(uri: str, out: str) -> None:
     print(f"{total:.3f} {summary['page']['seconds']:.3f}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = script_parser(__file__, __doc__)
     parser.add_argument("--root", default=str(Path(tempfile.gettempdir()) / "tvrl_page_bench"),
                         help="folder of the benchmark store (built once per --wide-prompts under ROOT/wide<N>, then "
                              "reused) and of the page it writes (default: %(default)s)")
-    parser.add_argument("--repeats", type=int, default=3,
+    parser.add_argument("--repeats", type=int, default=3, action=at_least(1),
                         help="how many times to time regenerate, each in a fresh process (default: %(default)s)")
-    parser.add_argument("--wide-prompts", type=int, default=594,
+    parser.add_argument("--wide-prompts", type=int, default=594, action=at_least(0),
                         help="held-out prompts of each run's wide evaluation (wide_eval/results.json), as a default "
                              "trial logs; 0: no wide evaluation, the page reads eval/* (default: %(default)s)")
     parser.add_argument("--time-once", nargs=2, metavar=("URI", "OUT"), help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    return run_script(parser, benchmark, argv)
+
+
+def benchmark(args: argparse.Namespace) -> None:
     if args.time_once:
         time_once(*args.time_once)
         return
     root = Path(args.root)
+    if root.exists() and not root.is_dir():
+        raise UserError(f"--root {root}: this is a file; name a folder for the benchmark store and its page")
     start = time.perf_counter()
     uri = build_store(root, args.wide_prompts)
     print(f"store: {uri} (10 runs with artifacts, wide evaluation of {args.wide_prompts} prompts; ready in "
           f"{time.perf_counter() - start:.1f} s)")
     totals, pages = [], []
-    for i in range(args.repeats):
-        done = subprocess.run([sys.executable, __file__, "--time-once", uri, str(root / "reports")], check=True,
-                              capture_output=True, text=True)
-        total, page = (float(x) for x in done.stdout.split()[-2:])
-        totals.append(total)
-        pages.append(page)
-        print(f"repeat {i + 1}: regenerate with the page {total:.2f} s (imports included), the page {page:.2f} s")
+    with scratch(None) as children:
+        for i in range(args.repeats):
+            done = children.run([sys.executable, __file__, "--time-once", uri, str(root / "reports")],
+                                capture_output=True, text=True)
+            if done.returncode != 0:
+                lines = done.stderr.strip().splitlines()
+                raise UserError(f"repeat {i + 1} failed (exit {done.returncode}): {lines[-1] if lines else 'no output'}")
+            total, page = (float(x) for x in done.stdout.split()[-2:])
+            totals.append(total)
+            pages.append(page)
+            print(f"repeat {i + 1}: regenerate with the page {total:.2f} s (imports included), the page {page:.2f} s")
     print(f"page: {root / 'reports' / STUDY / 'index.html'} ({(root / 'reports' / STUDY / 'index.html').stat().st_size // 1024} KiB)")
     print(f"page_s={statistics.median(pages):.2f} total_s={statistics.median(totals):.2f}")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -11,11 +11,11 @@ Last line: two_over_one=<throughput with 2 workers / throughput with 1 worker>.
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
+
+from tvrl_bench.cli.script import Scratch, UserError, at_least, must, run_script, scratch, script_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -39,31 +39,37 @@ def study_file(folder: Path, trials: int, steps: int) -> Path:
     return path
 
 
-def timed_sweep(study: Path, folder: Path, workers: int) -> float:
+def timed_sweep(work: Scratch, study: Path, name: str, workers: int) -> float:
+    folder = work.folder / name
     command = [sys.executable, "-m", "tvrl_bench.cli.sweep", str(study), "--workers", str(workers), "--threads", "1",
                "--tracking-uri", f"sqlite:///{folder / 'mlflow.db'}", "--out", str(folder), "--no-progress"]
     started = time.perf_counter()
-    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    result = work.run(command, cwd=ROOT, capture_output=True, text=True)
     elapsed = time.perf_counter() - started
     if result.returncode != 0:
-        raise SystemExit(f"sweep with {workers} worker(s) failed:\n{result.stderr[-3000:]}")
+        lines = result.stderr.strip().splitlines()
+        raise UserError(f"the sweep with {workers} worker(s) failed (exit {result.returncode}): "
+                        f"{lines[-1] if lines else 'no output'}")
     return elapsed
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--trials", type=int, default=6, help="trials in the study (even; default 6)")
-    parser.add_argument("--steps", type=int, default=3, help="optimizer steps per trial (default 3)")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="tvrl-bench-sweep-") as tmp:
-        tmp = Path(tmp)
-        study = study_file(tmp, args.trials, args.steps)
-        one = timed_sweep(study, tmp / "one", 1)
-        two = timed_sweep(study, tmp / "two", 2)
+def main(argv: list[str] | None = None) -> int:
+    parser = script_parser(__file__, __doc__)
+    parser.add_argument("--trials", type=int, default=6, action=must(lambda v: v >= 2 and v % 2 == 0, "an even number "
+                        ">= 2 (uniform and window3 credit x seeds)"), help="trials in the study (even; default 6)")
+    parser.add_argument("--steps", type=int, default=3, action=at_least(1), help="optimizer steps per trial (default 3)")
+    return run_script(parser, benchmark, argv)
+
+
+def benchmark(args: argparse.Namespace) -> None:
+    with scratch("tvrl-bench-sweep-") as work:
+        study = study_file(work.folder, args.trials, args.steps)
+        one = timed_sweep(work, study, "one", 1)
+        two = timed_sweep(work, study, "two", 2)
     print(f"{args.trials} trials x {args.steps} steps: 1 worker {one:.1f} s ({args.trials / one:.3f} trials/s), "
           f"2 workers {two:.1f} s ({args.trials / two:.3f} trials/s)")
     print(f"two_over_one={one / two:.2f}")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

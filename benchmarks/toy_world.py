@@ -10,10 +10,12 @@ Run: python benchmarks/toy_world.py [--n 256] [--seed 0]. Prints
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import torch
 
+from tvrl_bench.cli.script import UserError, at_least, run_script, script_parser
 from tvrl_bench.rewards.toy_oracle import ToyOracle
 from tvrl_bench.datasets.toy import toy_prompt_set
 from tvrl_bench.evaluators.toy import ToyEvaluator
@@ -47,13 +49,19 @@ def best_of(fn, repeats: int = 20) -> float:
     return min(times)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=256, help="eval prompts")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+def main(argv: list[str] | None = None) -> int:
+    parser = script_parser(__file__, __doc__)
+    parser.add_argument("--n", type=int, default=256, action=at_least(1), help="eval prompts (default 256)")
+    parser.add_argument("--seed", type=int, default=0, help="prompt and noise seed (default 0)")
+    return run_script(parser, figures, argv)
+
+
+def figures(args: argparse.Namespace) -> None:
     torch.set_num_threads(1)
-    items = toy_prompt_set(seed=args.seed, n_train=0, n_eval=args.n).eval
+    try:
+        items = toy_prompt_set(seed=args.seed, n_train=0, n_eval=args.n).eval
+    except ValueError as exc:  # more prompts than the world has distinct scenes
+        raise UserError(f"--n {args.n}: {str(exc).splitlines()[0]}") from None
     prompts, checks = [i.prompt for i in items], [i.checks for i in items]
     evaluator, oracle = ToyEvaluator(), ToyOracle()
     print(f"{args.n} eval prompts, seed {args.seed}")
@@ -80,4 +88,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

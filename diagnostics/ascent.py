@@ -20,10 +20,12 @@ Last line: ascent_gain=<reward at the best alpha - reward at 0> half_cosine=<...
 from __future__ import annotations
 
 import argparse
+import sys
 
 import torch
 
 from profile_trainer import add_profile_arguments, batch_gradients, flatten, profile_trainer
+from tvrl_bench.cli.script import above, at_least, must, run_script, script_parser
 from tvrl_bench.training.step.collect import collect_batch
 from tvrl_bench.training.loop import Trainer
 
@@ -42,15 +44,18 @@ def held_out_reward(trainer: Trainer, batches: int) -> float:
     return float(torch.stack(rewards).mean())
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--batches", type=int, default=12, help="gradient batches (>= 4, split into two halves)")
-    parser.add_argument("--held_out", type=int, default=4, help="held-out batches scored at each step size")
-    parser.add_argument("--alphas", type=float, nargs="+", default=[1e-3, 3e-3, 1e-2], help="step sizes (per-weight bound)")
+def main(argv: list[str] | None = None) -> int:
+    parser = script_parser(__file__, __doc__)
+    parser.add_argument("--batches", type=int, default=12, action=must(lambda v: v >= 4, "4 or more (two halves of two)"),
+                        help="gradient batches (>= 4, split into two halves)")
+    parser.add_argument("--held_out", type=int, default=4, action=at_least(1), help="held-out batches scored at each step size")
+    parser.add_argument("--alphas", type=float, nargs="+", default=[1e-3, 3e-3, 1e-2], action=above(0),
+                        help="step sizes (per-weight bound)")
     add_profile_arguments(parser)
-    args = parser.parse_args()
-    if args.batches < 4:
-        parser.error("--batches must be at least 4 (two halves of at least two)")
+    return run_script(parser, ascend, argv)
+
+
+def ascend(args: argparse.Namespace) -> None:
     with profile_trainer(args) as trainer:
         settings = trainer.s
         grads = batch_gradients(trainer, args.batches)
@@ -79,4 +84,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

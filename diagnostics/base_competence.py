@@ -23,9 +23,12 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
+import sys
+from pathlib import Path
 
 import torch
 
+from tvrl_bench.cli.script import UserError, at_least, run_script, script_parser
 from tvrl_bench.datasets.toy import toy_prompt_set, training_batch
 from tvrl_bench.evaluators.toy import ToyEvaluator
 from tvrl_bench.evaluators.toy_motion import motion_report
@@ -34,7 +37,7 @@ from tvrl_bench.recipes.flow_matching import to_latents
 from tvrl_bench.samplers.ode import OdeSampler
 from tvrl_bench.training.step.rollout import generate
 from tvrl_bench.training.schedule import Schedule
-from tvrl_bench.world.difficulty import from_knobs
+from tvrl_bench.world.difficulty import PRESETS, from_knobs
 
 GATE_SIGMAS = (0.5, 0.6, 0.7)
 HIGH_SIGMAS = (0.8, 0.9, 0.95)
@@ -63,20 +66,32 @@ def temporal_ratios(policy: ToyPolicy, videos: torch.Tensor, prompts: list[str],
     return error(x0[:, :, order]) / real, error(x0.flip(2)) / real
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None) -> int:
+    parser = script_parser(__file__, __doc__)
     parser.add_argument("--policy", default=None, help="toy policy folder (default: the shipped base)")
-    parser.add_argument("--prompts", type=int, default=128, help="datasets.toy eval prompts sampled (seed 0; default 128)")
-    parser.add_argument("--difficulty", default="default", help="toy-world preset the policy was trained on")
-    parser.add_argument("--guidance", type=float, default=3.0, help="classifier-free guidance scale (the profile's 3)")
-    parser.add_argument("--sample_steps", type=int, default=10, help="deterministic sampling steps (the profile's 10)")
+    parser.add_argument("--prompts", type=int, default=128, action=at_least(1),
+                        help="datasets.toy eval prompts sampled (seed 0; default 128)")
+    parser.add_argument("--difficulty", default="default", choices=sorted(PRESETS),
+                        help="toy-world preset the policy was trained on")
+    parser.add_argument("--guidance", type=float, default=3.0, action=at_least(0),
+                        help="classifier-free guidance scale (the profile's 3)")
+    parser.add_argument("--sample_steps", type=int, default=10, action=at_least(1),
+                        help="deterministic sampling steps (the profile's 10)")
     parser.add_argument("--seed", type=int, default=0, help="sampling noise and ground-truth draw seed")
-    args = parser.parse_args()
-    torch.set_num_threads(1)
+    return run_script(parser, assess, argv)
 
+
+def assess(args: argparse.Namespace) -> None:
+    if args.policy is not None and not Path(args.policy).is_dir():
+        raise UserError(f"--policy {args.policy}: no such folder; pass a toy policy folder (one holding its "
+                        "config.json), or leave --policy out for the shipped base")
+    torch.set_num_threads(1)
     world = from_knobs(args.difficulty)
+    try:
+        items = toy_prompt_set(n_eval=args.prompts, n_train=0, difficulty=args.difficulty).eval
+    except ValueError as exc:  # more prompts than the world has distinct scenes
+        raise UserError(f"--prompts {args.prompts}: {str(exc).splitlines()[0]}") from None
     policy = ToyPolicy(args.policy, guidance=args.guidance, frames=world.frames, height=world.height, width=world.width)
-    items = toy_prompt_set(n_eval=args.prompts, n_train=0, difficulty=args.difficulty).eval
     prompts, checks = [i.prompt for i in items], [i.checks for i in items]
     with torch.no_grad():
         videos = generate(policy, OdeSampler(), Schedule(num_steps=args.sample_steps), prompts,
@@ -113,4 +128,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -15,42 +15,51 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 
 import gin
 import torch
 
+from tvrl_bench.cli.script import UserError, at_least, run_script, script_parser
 from tvrl_bench.config import load_config
 from tvrl_bench.evaluators.calibration import agreement_by_kind, best_of_group
 from tvrl_bench.training.step.diagnostics import check_kind
 from tvrl_bench.training.step.rollout import chunks, sample_rollouts
 from tvrl_bench.training.step.scoring import score_videos
 from tvrl_bench.training.seeding import generator
-from tvrl_bench.training.settings import TrialSettings
+from tvrl_bench.training.trial.build import build_settings
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None) -> int:
+    parser = script_parser(__file__, __doc__)
     parser.add_argument("files", nargs="*", help="gin files after the profile (e.g. another critic's preset)")
     parser.add_argument("--profile", default="components/profiles/toy.gin", help="the training profile (default: toy)")
-    parser.add_argument("--prompts", type=int, default=48, help="training prompts sampled (default 48)")
-    parser.add_argument("--group", type=int, default=4, help="rollouts per prompt (default 4)")
+    parser.add_argument("--prompts", type=int, default=48, action=at_least(1), help="training prompts sampled (default 48)")
+    parser.add_argument("--group", type=int, default=4, action=at_least(1), help="rollouts per prompt (default 4)")
     parser.add_argument("--seed", type=int, default=0, help="rollout noise seed (default 0)")
     parser.add_argument("--gin_bindings", nargs="*", default=[], help="extra gin bindings")
-    args = parser.parse_args()
+    return run_script(parser, calibrate, argv)
+
+
+def calibrate(args: argparse.Namespace) -> None:
     torch.set_num_threads(1)
-    load_config([args.profile, *args.files], args.gin_bindings)
-    s = TrialSettings()
-    gin.clear_config()
+    try:
+        s = build_settings(load_config([args.profile, *args.files], args.gin_bindings))
+    finally:
+        gin.clear_config()
+    if s.reward.score_space not in ("log_prob", "prob"):
+        raise UserError(f"{type(s.reward).__name__} scores are not answer probabilities (score_space "
+                        f"{s.reward.score_space!r}): there is no p(Yes) > 0.5 to calibrate; pick a critic that "
+                        "answers yes/no, e.g. components/rewards/toy_oracle.gin")
     items = list(s.dataset.train)[: args.prompts]
+    if len(items) < args.prompts:
+        print(f"--prompts {args.prompts}: the training set holds {len(items)}; sampling all of them")
     prompts = [it.prompt for it in items for _ in range(args.group)]
     checks = [list(it.checks) for it in items for _ in range(args.group)]
     with torch.no_grad():
         rollout = sample_rollouts(s.policy, s.sampler, s.schedule, s.policy.encode(prompts), len(prompts),
                                   generator(args.seed, "rollout", 0, 0), s.micro_batch, group_size=args.group)
         video = torch.cat([s.policy.decode(rollout.final[c]) for c in chunks(len(prompts), s.micro_batch)])
-    if s.reward.score_space not in ("log_prob", "prob"):
-        raise SystemExit(f"{type(s.reward).__name__} scores are not answer probabilities (score_space "
-                         f"{s.reward.score_space!r}): there is no p(Yes) > 0.5 to calibrate")
     scored = score_videos(s.reward, video, prompts, checks, need_grads=False)
     rewards, scores = scored.rewards().tolist(), scored.scores
     if s.reward.score_space == "prob":
@@ -78,4 +87,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -20,11 +20,13 @@ pathwise step is only trustworthy below the chain's linear range.
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Callable
 
 import torch
 
 from profile_trainer import add_profile_arguments, flat_gradient, profile_trainer, set_weights, step_directions
+from tvrl_bench.cli.script import above, at_least, must, run_script, script_parser
 from tvrl_bench.training.seeding import generator
 from tvrl_bench.training.step.rollout import ode_sample
 
@@ -52,14 +54,19 @@ def measure(name: str, output: Callable[[], torch.Tensor], params: list, alphas:
     set_weights(params, start, torch.zeros_like(g))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--alphas", type=float, nargs="+", default=[1e-7, 1e-6, 1e-5, 1e-4],
+def main(argv: list[str] | None = None) -> int:
+    parser = script_parser(__file__, __doc__)
+    parser.add_argument("--alphas", type=float, nargs="+", default=[1e-7, 1e-6, 1e-5, 1e-4], action=above(0),
                         help="per-weight root-mean-square step sizes (default 1e-7 1e-6 1e-5 1e-4)")
-    parser.add_argument("--rollouts", type=int, default=8, help="rollouts sampled (default 8: 2 prompts x 4)")
-    parser.add_argument("--sigma", type=float, default=0.5, help="noise level of the single network call (default 0.5)")
+    parser.add_argument("--rollouts", type=int, default=8, action=at_least(1),
+                        help="rollouts sampled (default 8: 2 prompts x 4)")
+    parser.add_argument("--sigma", type=float, default=0.5, action=must(lambda v: 0 < v <= 1, "a noise level in (0, 1]"),
+                        help="noise level of the single network call (default 0.5)")
     add_profile_arguments(parser, seed=True)
-    args = parser.parse_args()
+    return run_script(parser, linearity, argv)
+
+
+def linearity(args: argparse.Namespace) -> None:
     with profile_trainer(args) as trainer:
         s, policy = trainer.s, trainer.policy
         items, _ = trainer.step_items(0)
@@ -74,4 +81,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -19,10 +19,12 @@ Last line: effective_fraction=<mean> top10_mass=<mean> failed_absent=<fraction> 
 from __future__ import annotations
 
 import argparse
+import sys
 
 import torch
 
 from profile_trainer import add_profile_arguments, profile_trainer
+from tvrl_bench.cli.script import above, at_least, run_script, script_parser
 from tvrl_bench.credit.located import check_pixels, palette_labels
 from tvrl_bench.training.step.diagnostics import check_kind
 
@@ -37,13 +39,16 @@ def concentration(merged: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return effective, top
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None) -> int:
+    parser = script_parser(__file__, __doc__)
     add_profile_arguments(parser, seed=True)
-    parser.add_argument("--steps", type=int, default=4, help="training batches collected (default 4)")
-    parser.add_argument("--tolerance", type=float, default=0.3,
+    parser.add_argument("--steps", type=int, default=4, action=at_least(1), help="training batches collected (default 4)")
+    parser.add_argument("--tolerance", type=float, default=0.3, action=above(0),
                         help="RGB distance within which a pixel takes a palette colour (default 0.3, the located router's)")
-    args = parser.parse_args()
+    return run_script(parser, concentration_of_credit, argv)
+
+
+def concentration_of_credit(args: argparse.Namespace) -> None:
     effective, top, per_kind = [], [], {}
     failed = absent_failed = 0
     with profile_trainer(args) as trainer:
@@ -75,4 +80,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

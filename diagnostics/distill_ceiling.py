@@ -28,12 +28,14 @@ from __future__ import annotations
 import argparse
 import copy
 import random
+import sys
 import time
 
 import gin
 import torch
 from tqdm.auto import tqdm
 
+from tvrl_bench.cli.script import above, at_least, must, run_script, script_parser
 from tvrl_bench.config import load_config
 from tvrl_bench.datasets.toy import signatures, training_batch
 from tvrl_bench.recipes.flow_matching import draw_noise, drop_prompts, flow_matching_loss, to_latents
@@ -43,6 +45,7 @@ from tvrl_bench.sweeps.wide_eval import wider_eval_items
 from tvrl_bench.training.evaluation import TrialEvaluation
 from tvrl_bench.training.seeding import generator
 from tvrl_bench.training.settings import TrialSettings
+from tvrl_bench.training.trial.build import build_settings
 from tvrl_bench.training.step.rollout import chunks, generate, sample_rollouts
 from tvrl_bench.training.step.scoring import score_videos
 from tvrl_bench.world.difficulty import DEFAULT
@@ -123,35 +126,44 @@ def paired(a: torch.Tensor, b: torch.Tensor) -> tuple[float, float]:
     return stat.delta, stat.ci_high - stat.delta
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None) -> int:
+    parser = script_parser(__file__, __doc__)
     parser.add_argument("files", nargs="*", help="gin files after the profile (presets to swap in)")
     parser.add_argument("--profile", default="components/profiles/toy_v2.gin", help="the training profile (default: toy_v2)")
     parser.add_argument("--gin_bindings", nargs="*", default=[], help="extra gin bindings, e.g. \"policies.toy.base = 'v2_18k'\"")
     parser.add_argument("--recipe", default="v2", choices=sorted(RECIPES),
                         help="the pretraining recipe whose loss distils (its loss weighting, noise levels, prompt dropout; default v2)")
-    parser.add_argument("--prompts", type=int, default=256, help="training prompts sampled per round (default 256)")
-    parser.add_argument("--group", type=int, default=8, help="rollouts per prompt, the critic picks the best (default 8)")
+    parser.add_argument("--prompts", type=int, default=256, action=at_least(1),
+                        help="training prompts sampled per round (default 256)")
+    parser.add_argument("--group", type=int, default=8, action=must(lambda v: v >= 2, "2 or more (the critic picks one)"),
+                        help="rollouts per prompt, the critic picks the best (default 8)")
     parser.add_argument("--candidates", default="ode", choices=["ode", "training"],
                         help="how the rollouts the critic ranks are sampled: as the evaluation samples (ode, the default) "
                              "or as training does (the profile's stochastic steps)")
-    parser.add_argument("--steps", type=int, default=400, help="distillation steps per round (default 400)")
-    parser.add_argument("--batch", type=int, default=32, help="samples per distillation step (default 32)")
-    parser.add_argument("--lr", type=float, default=1e-4, help="AdamW learning rate of the distillation (default 1e-4)")
+    parser.add_argument("--steps", type=int, default=400, action=at_least(1),
+                        help="distillation steps per round (default 400)")
+    parser.add_argument("--batch", type=int, default=32, action=at_least(1),
+                        help="samples per distillation step (default 32)")
+    parser.add_argument("--lr", type=float, default=1e-4, action=above(0),
+                        help="AdamW learning rate of the distillation (default 1e-4)")
     parser.add_argument("--truth", action="store_true",
                         help="add an arm fine-tuned the same way on as many ground-truth videos of fresh scenes (what the steps give with perfect data)")
-    parser.add_argument("--rounds", type=int, default=1, help="sample / select / distil rounds (default 1)")
-    parser.add_argument("--eval_prompts", type=int, default=512,
+    parser.add_argument("--rounds", type=int, default=1, action=at_least(1), help="sample / select / distil rounds (default 1)")
+    parser.add_argument("--eval_prompts", type=int, default=512, action=at_least(1),
                         help="held-out prompts drawn for the evaluation (those the dataset trains on are dropped; default 512)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the rollouts, the random picks and the distillation (default 0)")
-    args = parser.parse_args()
+    return run_script(parser, distil_ceiling, argv)
+
+
+def distil_ceiling(args: argparse.Namespace) -> None:
     torch.set_num_threads(1)
-    load_config([args.profile, *args.files], args.gin_bindings)
-    s = TrialSettings()
-    gin.clear_config()
+    try:
+        s = build_settings(load_config([args.profile, *args.files], args.gin_bindings))
+    finally:
+        gin.clear_config()
     recipe = RECIPES[args.recipe]
     train_items = list(s.dataset.train)
-    eval_items, dropped = wider_eval_items(s, args.eval_prompts)
+    eval_items, dropped = wider_eval_items(s, args.eval_prompts, flag="--eval_prompts")
     started = time.perf_counter()
     base_overall = per_prompt_overall(s, s.policy, eval_items)
     print(f"base: overall {base_overall.mean():.4f} on {len(eval_items)} held-out prompts ({dropped} trained-on dropped)")
@@ -200,4 +212,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

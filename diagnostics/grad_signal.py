@@ -18,10 +18,12 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
+import sys
 
 import torch
 
 from profile_trainer import add_profile_arguments, batch_gradients, flatten, profile_trainer
+from tvrl_bench.cli.script import must, run_script, script_parser
 from tvrl_bench.training.loop import Trainer
 
 
@@ -42,14 +44,16 @@ def pairwise_cosines(grads: list[torch.Tensor]) -> torch.Tensor:
     return torch.stack([torch.nn.functional.cosine_similarity(a, b, dim=0) for a, b in itertools.combinations(grads, 2)])
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--batches", type=int, default=6, help="independent batches (>= 2); the pairs are their combinations")
+def main(argv: list[str] | None = None) -> int:
+    parser = script_parser(__file__, __doc__)
+    parser.add_argument("--batches", type=int, default=6, action=must(lambda v: v >= 2, "2 or more (a cosine needs a pair)"),
+                        help="independent batches (>= 2); the pairs are their combinations")
     parser.add_argument("--by_module", action="store_true", help="also print the cosine and gradient share of each module")
     add_profile_arguments(parser)
-    args = parser.parse_args()
-    if args.batches < 2:
-        parser.error("--batches must be at least 2 (a cosine needs a pair)")
+    return run_script(parser, measure, argv)
+
+
+def measure(args: argparse.Namespace) -> None:
     with profile_trainer(args) as trainer:
         settings = trainer.s
         grads = [flatten(g) for g in batch_gradients(trainer, args.batches)]
@@ -70,4 +74,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -23,11 +23,13 @@ Last line: pathwise_overall=<end - start> pathwise_critic=<end - start> steps=<n
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import torch
 
 from profile_trainer import add_profile_arguments, profile_trainer
+from tvrl_bench.cli.script import above, at_least, run_script, script_parser
 from tvrl_bench.training.step.rollout import chunks, ode_sample
 from tvrl_bench.training.step.scoring import Scores
 from tvrl_bench.training.seeding import generator
@@ -55,16 +57,22 @@ def batch_reward(trainer, step: int, seed: int, backward: bool = True) -> torch.
     return total
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=int, default=60, help="optimizer steps (default 60, the toy profile's)")
-    parser.add_argument("--lr", type=float, default=1e-4, help="Adam learning rate (default 1e-4, the toy profile's)")
-    parser.add_argument("--eval_every", type=int, default=20, help="evaluate the fixed eval prompts every N steps")
+def main(argv: list[str] | None = None) -> int:
+    parser = script_parser(__file__, __doc__)
+    parser.add_argument("--steps", type=int, default=60, action=at_least(1),
+                        help="optimizer steps (default 60, the toy profile's)")
+    parser.add_argument("--lr", type=float, default=1e-4, action=above(0),
+                        help="Adam learning rate (default 1e-4, the toy profile's)")
+    parser.add_argument("--eval_every", type=int, default=20, action=at_least(1),
+                        help="evaluate the fixed eval prompts every N steps (and after the last)")
     parser.add_argument("--fixed_batch", action="store_true",
                         help="train on step 0's prompts and initial noise at every step: can the policy climb the "
                              "critic on one batch at all? (its train reward is then that batch's, step after step)")
     add_profile_arguments(parser, seed=True)
-    args = parser.parse_args()
+    return run_script(parser, train_pathwise, argv)
+
+
+def train_pathwise(args: argparse.Namespace) -> None:
     with profile_trainer(args) as trainer:
         optimizer = torch.optim.Adam(trainer.parameters, lr=args.lr)
         evaluations = {}
@@ -91,4 +99,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,5 +1,6 @@
 """What the gradient diagnostics share: the profile arguments, a trainer built from them (no MLflow run), and the
-policy gradients of independent batches."""
+policy gradients of independent batches. A config or --checkpoint mistake is a UserError or ConfigError, which
+`run_script` (tvrl_bench/cli/script.py) prints as one line."""
 
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ from typing import Iterator
 import gin
 import torch
 
+from tvrl_bench.cli.script import UserError
 from tvrl_bench.config import load_config
 from tvrl_bench.training.checkpoint import CheckpointDir
 from tvrl_bench.training.processes import Processes
 from tvrl_bench.training.loop import Trainer
-from tvrl_bench.training.settings import TrialSettings
+from tvrl_bench.training.trial.build import build_settings
 
 
 def add_profile_arguments(parser: argparse.ArgumentParser, seed: bool = False) -> None:
@@ -36,16 +38,17 @@ def profile_trainer(args: argparse.Namespace) -> Iterator[Trainer]:
     """A one-thread CPU trainer for the profile, files and bindings in `args`, checkpointing to a scratch folder."""
     torch.set_num_threads(1)
     seed = [f"training.trial.seed = {args.seed}"] if getattr(args, "seed", None) is not None else []
-    load_config([args.profile, *args.files], [*args.gin_bindings, *seed])
-    settings = TrialSettings()
-    gin.clear_config()
+    try:
+        settings = build_settings(load_config([args.profile, *args.files], [*args.gin_bindings, *seed]))
+    finally:
+        gin.clear_config()
     with tempfile.TemporaryDirectory() as folder:
         trainer = Trainer(settings, Processes(cpu=True), CheckpointDir(folder), None, progress=False)
         if args.checkpoint:
             saved = CheckpointDir(args.checkpoint).load()
             if saved is None:
-                raise SystemExit(f"--checkpoint {args.checkpoint}: no state.pt there; pass a trial's run folder "
-                                 "(OUT/runs/STUDY/KEY)")
+                raise UserError(f"--checkpoint {args.checkpoint}: no state.pt there; pass a trial's run folder "
+                                "(OUT/runs/STUDY/KEY)")
             print(f"measuring at the weights of {args.checkpoint}, step {trainer.load_state(saved)}")
         yield trainer
 

@@ -20,11 +20,13 @@ before any step. Train fewer weights with `--gin_bindings "policies.toy.train = 
 from __future__ import annotations
 
 import argparse
+import sys
 
 import torch
 
 from pathwise import batch_reward
 from profile_trainer import add_profile_arguments, flat_gradient, profile_trainer, set_weights, step_directions
+from tvrl_bench.cli.script import above, at_least, run_script, script_parser
 
 
 def gradient(trainer, step: int, seed: int) -> tuple[float, torch.Tensor]:
@@ -35,13 +37,17 @@ def gradient(trainer, step: int, seed: int) -> tuple[float, torch.Tensor]:
     return float(reward), flat_gradient(trainer.parameters)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--alphas", type=float, nargs="+", default=[1e-5, 3e-5, 1e-4, 3e-4],
+def main(argv: list[str] | None = None) -> int:
+    parser = script_parser(__file__, __doc__)
+    parser.add_argument("--alphas", type=float, nargs="+", default=[1e-5, 3e-5, 1e-4, 3e-4], action=above(0),
                         help="per-weight root-mean-square step sizes to try (default 1e-5 3e-5 1e-4 3e-4)")
-    parser.add_argument("--step", type=int, default=0, help="batch A is this training step's batch, B the next's")
+    parser.add_argument("--step", type=int, default=0, action=at_least(0),
+                        help="batch A is this training step's batch, B the next's")
     add_profile_arguments(parser, seed=True)
-    args = parser.parse_args()
+    return run_script(parser, landscape, argv)
+
+
+def landscape(args: argparse.Namespace) -> None:
     with profile_trainer(args) as trainer:
         params = trainer.parameters
         start = [p.detach().clone() for p in params]
@@ -62,4 +68,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -2,10 +2,15 @@
 policy, a few rollouts, one step), so a refactor of the package cannot break one unnoticed. Their figures are not
 checked here: speed is measured by running them as docs/benchmarks.md says, never asserted in tests.
 
-A new script must be added to SMOKE_ARGS (with its smallest arguments) or to HELPERS."""
+Every script also refuses a bad argument as the commands do (tvrl_bench/cli/script.py): one line naming it, exit 2,
+no traceback; those tests call the script's `main(argv)` in this process (seconds for all of them).
+
+A new script must be added to SMOKE_ARGS (with its smallest arguments) and BAD_ARGS (a bad argument and a word of
+its one-line refusal), or to HELPERS; one that reads a profile (--gin_bindings) to CONFIG_SCRIPTS too."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -14,8 +19,6 @@ from pathlib import Path
 import pytest
 
 from tests.training.conftest import FAST
-
-pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted(p.relative_to(ROOT).as_posix() for folder in ("benchmarks", "diagnostics")
@@ -48,10 +51,72 @@ SMOKE_ARGS: dict[str, list[str]] = {
 }
 
 
-def test_every_script_has_its_smallest_arguments():
+# A bad argument of each script and a word its one-line refusal must hold.
+BAD_ARGS: dict[str, tuple[list[str], str]] = {
+    "benchmarks/cli_start.py": (["--repeats", "0"], "--repeats 0: give 1 or more"),
+    "benchmarks/gpu_smoke.py": (["--steps", "0"], "--steps 0: give 1 or more"),
+    "benchmarks/report.py": (["--runs", "5"], "--runs 5: give 41 or more"),
+    "benchmarks/study_page.py": (["--wide-prompts", "-1"], "--wide-prompts -1: give 0 or more"),
+    "benchmarks/step.py": (["--steps", "0"], "--steps 0: give 1 or more"),
+    "benchmarks/sweep.py": (["--trials", "3"], "--trials 3: give an even number"),
+    "benchmarks/toy_world.py": (["--n", "0"], "--n 0: give 1 or more"),
+    "diagnostics/ascent.py": (["--batches", "3"], "--batches 3: give 4 or more"),
+    "diagnostics/base_competence.py": (["--policy", "{tmp}/none"], "--policy {tmp}/none: no such folder"),
+    "diagnostics/calibration.py": (["--prompts", "0"], "--prompts 0: give 1 or more"),
+    "diagnostics/chain_linearity.py": (["--sigma", "0"], "--sigma 0.0: give a noise level in (0, 1]"),
+    "diagnostics/credit_concentration.py": (["--steps", "0"], "--steps 0: give 1 or more"),
+    "diagnostics/distill_ceiling.py": (["--rounds", "0"], "--rounds 0: give 1 or more"),
+    "diagnostics/grad_signal.py": (["--batches", "1"], "--batches 1: give 2 or more"),
+    "diagnostics/pathwise.py": (["--eval_every", "0"], "--eval_every 0: give 1 or more"),
+    "diagnostics/step_landscape.py": (["--alphas", "1e-5", "-1"], "--alphas -1.0: give a number above 0"),
+}
+CONFIG_SCRIPTS = ["benchmarks/step.py", "diagnostics/ascent.py", "diagnostics/calibration.py",
+                  "diagnostics/chain_linearity.py", "diagnostics/credit_concentration.py", "diagnostics/distill_ceiling.py",
+                  "diagnostics/grad_signal.py", "diagnostics/pathwise.py", "diagnostics/step_landscape.py"]
+
+
+def test_every_script_has_its_smallest_arguments_and_a_bad_one():
     assert sorted(set(SMOKE_ARGS) | HELPERS) == SCRIPTS
+    assert sorted(BAD_ARGS) == sorted(SMOKE_ARGS)
 
 
+def script_main(script: str):
+    """The `main(argv)` of a script, loaded as `python SCRIPT` would (its folder first on sys.path meanwhile)."""
+    sys.path.insert(0, str(ROOT / Path(script).parent))
+    try:
+        spec = importlib.util.spec_from_file_location(f"script_{Path(script).stem}", ROOT / script)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(ROOT / Path(script).parent))
+    return module.main
+
+
+def refusal(script: str, argv: list[str], capsys) -> str:
+    """The one line `script` refused `argv` with (exit 2, no traceback, nothing else on stderr)."""
+    code = script_main(script)(argv)
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert code == 2 and "Traceback" not in err and len(lines) == 1, f"exit {code}:\n{err[-3000:]}"
+    assert lines[0].startswith(f"{script}: error: "), lines[0]
+    return lines[0]
+
+
+@pytest.mark.parametrize("script", sorted(BAD_ARGS))
+def test_a_script_refuses_a_bad_argument_in_one_line(script, capsys, tmp_path):
+    argv, needle = BAD_ARGS[script]
+    line = refusal(script, [a.format(tmp=tmp_path) for a in argv], capsys)
+    assert needle.format(tmp=tmp_path) in line, line
+
+
+@pytest.mark.parametrize("script", CONFIG_SCRIPTS)
+def test_a_script_names_a_config_mistake_as_the_commands_do(script, capsys):
+    line = refusal(script, ["--gin_bindings", "samplers.sage.etta = 0.5"], capsys)
+    assert "--gin_bindings 'samplers.sage.etta = 0.5': 'samplers.sage' has no parameter 'etta'; did you mean 'eta'?" \
+        in line, line
+
+
+@pytest.mark.integration
 @pytest.mark.parametrize("script", sorted(SMOKE_ARGS))
 def test_a_script_runs_to_its_last_line(script, tiny_policy_path, tmp_path):
     args = [a.format(policy=tiny_policy_path, tmp=tmp_path) for a in SMOKE_ARGS[script]]

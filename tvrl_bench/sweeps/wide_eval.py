@@ -81,18 +81,19 @@ def finished_checkpoint(runs: Path, spec: TrialSpec, steps_flag: bool = False) -
     return checkpoints
 
 
-def wider_eval_items(settings: TrialSettings, prompts: int) -> tuple[list, int]:
+def wider_eval_items(settings: TrialSettings, prompts: int, flag: str = "--prompts") -> tuple[list, int]:
     """The first `prompts` eval prompts of the trial's dataset drawn as if n_eval were `prompts`, without the
-    scenes the trial trained on; and how many were dropped (training.evaluation.wide_eval_items)."""
+    scenes the trial trained on; and how many were dropped (training.evaluation.wide_eval_items). A ConfigError
+    names `flag`, the argument that asked for `prompts`."""
     if settings.dataset.held_out is None:
         raise gin_config.ConfigError(
-            f"--prompts: a wider evaluation redraws the dataset's eval split (as datasets.toy.n_eval does); this "
-            f"trial's dataset {settings.dataset.name!r} has a fixed eval split, so wide-eval does not apply to it"
+            f"{flag}: a wider evaluation redraws the dataset's eval split (as datasets.toy.n_eval does); this "
+            f"trial's dataset {settings.dataset.name!r} has a fixed eval split, so a wider evaluation does not apply"
         )
     try:
         return wide_eval_items(settings, prompts)
     except ValueError as exc:  # more prompts than the world has distinct scenes (wide_eval_run checks it first)
-        raise gin_config.ConfigError(f"--prompts {prompts}: {str(exc).splitlines()[0]}") from None
+        raise gin_config.ConfigError(f"{flag} {prompts}: {str(exc).splitlines()[0]}") from None
 
 
 def score_trial(spec: TrialSpec, runs: str | Path, prompts: int) -> TrialScores:
