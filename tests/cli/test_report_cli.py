@@ -89,3 +89,23 @@ def test_report_refuses_an_empty_file_and_writes_nothing_into_it(tmp_path, capsy
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("tvrl-report: error: ") and "is an empty file, not an MLflow store" in line
     assert empty.stat().st_size == 0
+
+
+def test_a_page_that_cannot_be_written_is_one_line_with_the_command_that_writes_it_and_exit_2(logged, tmp_path,
+                                                                                              capsys):
+    _, uri = logged
+    (tmp_path / "samplers" / "index.html").mkdir(parents=True)
+    assert main(["--study", "samplers", "--tracking-uri", uri, "--out", str(tmp_path), "--format", "md",
+                 "--no-plots", "--no-log"]) == 2
+    out, err = capsys.readouterr()
+    (line,) = err.strip().splitlines()
+    assert line == (f"tvrl-report: error: study page not written: {tmp_path / 'samplers' / 'index.html'}: a folder "
+                    "stands where this file goes; move it away; the tables are written; once that is fixed, write it "
+                    f"with: tvrl-report --study samplers --tracking-uri {uri} --out {tmp_path}")
+    assert "samplers.md" in out and sorted(p.name for p in (tmp_path / "samplers").iterdir()) == [
+        "index.html", "samplers.md"]
+    assert main(["--study", "samplers", "--tracking-uri", uri, "--out", str(tmp_path / "samplers" / "samplers.md"),
+                 "--no-log"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.endswith("samplers.md/samplers: cannot make this folder (Not a directory); pass an --out you can "
+                         "write in")

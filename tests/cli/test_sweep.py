@@ -153,3 +153,26 @@ def test_a_malformed_study_or_an_unknown_preset_fails_before_any_trial(tmp_path,
     broken.write_text("sweeps.study.name = 'x'\nsweeps.study.axes = {'credit': ['uniform']\nsweeps.study.seeds = [0\n")
     result = sweep(tmp_path, broken)
     assert result.returncode == 2 and "broken.gin:" in result.stderr
+
+
+def test_a_page_that_cannot_be_written_ends_a_finished_sweep_with_one_line_and_exit_2(tmp_path, tiny_policy_path,
+                                                                                      monkeypatch, capsys):
+    """The trials are done and the tables written; the last line says the page is not and how to write it."""
+    from tests.sweeps.helpers import InProcess
+    from tvrl_bench.cli.sweep import main
+    from tvrl_bench.executors import base
+
+    monkeypatch.setattr(base, "build_executor", lambda *args, **kwargs: InProcess())  # the trial in this process
+    study = write_study(tmp_path, tiny_policy_path, axes="{'credit': ['uniform']}", steps=1,
+                        extra=("training.trial.sample_videos = 0",))
+    (tmp_path / "out" / "reports" / "tiny" / "index.html").mkdir(parents=True)
+    uri = f"sqlite:///{tmp_path / 'q.db'}"
+    assert main([str(study), "--tracking-uri", uri, "--out", str(tmp_path / "out"), "--no-progress"]) == 2
+    out, err = capsys.readouterr()
+    assert "1 finished, 0 failed" in out and "table samplers:" in out
+    line = err.strip().splitlines()[-1]
+    assert line == (f"tvrl-sweep: error: study page not written: {tmp_path / 'out' / 'reports' / 'tiny' / 'index.html'}:"
+                    " a folder stands where this file goes; move it away; every trial finished and the tables are "
+                    f"written; once that is fixed, write it with: tvrl-report --study tiny --tracking-uri {uri} --out "
+                    f"{tmp_path / 'out' / 'reports'}")
+    assert "Traceback" not in err

@@ -329,3 +329,25 @@ def test_no_page_option(new_study, mlflow_store, tmp_path_factory):
                          page=False)
     assert summary["page"] is None and not (out / study.study / "index.html").exists()
     assert page_lines(summary["page"]) == []
+
+
+def test_a_page_that_cannot_be_written_leaves_the_previous_page_and_its_csvs_as_they_were(page_study, mlflow_store,
+                                                                                         tmp_path):
+    from tvrl_bench.report.files import NotWritten
+
+    study = page_study[0]
+    folder = tmp_path / study.study
+    folder.mkdir()
+    for name in ("index.html", "page_hacking.csv", "page_improvement.csv"):
+        (folder / name).write_text(f"previous {name}")
+    (folder / "page_iqm.csv").mkdir()  # the one file that cannot be written
+    summary = regenerate(study.study, tracking_uri=mlflow_store[0], out_dir=tmp_path, plots=False, log_to_mlflow=False)
+    page = summary["page"]
+    assert isinstance(page["error"], NotWritten) and str(folder / "page_iqm.csv") in str(page["error"])
+    assert page["rewrite"] == f"tvrl-report --study {study.study} --tracking-uri {mlflow_store[0]} --out {tmp_path}"
+    for name in ("index.html", "page_hacking.csv", "page_improvement.csv"):
+        assert (folder / name).read_text() == f"previous {name}"
+    assert (folder / "credit.md").is_file() and str(folder / "credit.md") in summary["files"]  # the tables are kept
+    assert sorted(f.rsplit("/", 1)[1] for f in summary["files"]) == ["credit.csv", "credit.html", "credit.md",
+                                                                       "credit.tex"]
+    assert page_lines(page) == [] and sorted(p.name for p in folder.iterdir() if p.name.startswith(".")) == []

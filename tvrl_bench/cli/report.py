@@ -83,7 +83,28 @@ def _report(args: argparse.Namespace) -> int:
         print(f"tvrl-report: error: {exc}", file=sys.stderr)
         return USAGE
     print(format_summary(summary))
+    done = "the tables are written" if summary["tables"] else "no table was written either (see above)"
+    failure = page_failure(summary.get("page"), done, args.debug)
+    if failure is not None:
+        print(f"tvrl-report: error: {failure[0]}", file=sys.stderr)
+        return failure[1]
     return 0
+
+
+def page_failure(page: dict | None, done: str, debug: bool = False) -> tuple[str, int] | None:
+    """(one line, exit code) for a study page that could not be written, or None: the reason as a command states
+    an error (exit 2 for a file that cannot be written, 1 for a bug), what is `done` all the same, and the command
+    that writes the page once the cause is fixed. `debug` prints the page's traceback first."""
+    if not page or "error" not in page:
+        return None
+    from tvrl_bench.cli.errors import explain
+
+    if debug:
+        import traceback
+
+        traceback.print_exception(page["error"])
+    message, code = explain(page["error"])
+    return f"study page not written: {message}; {done}; once that is fixed, write it with: {page['rewrite']}", code
 
 
 def format_summary(summary: dict) -> str:

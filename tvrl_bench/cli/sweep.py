@@ -129,7 +129,16 @@ def _sweep(args: argparse.Namespace) -> int:
         for line in page_lines(summary.reports.get("page")):
             print(line)
     _print_links(summary)
-    return 1 if summary.failed else 0
+    if summary.failed:
+        return 1
+    from tvrl_bench.cli.report import page_failure
+
+    failure = page_failure((summary.reports or {}).get("page"), "every trial finished and the tables are written",
+                           args.debug)
+    if failure is not None:  # after the links: the last line says what is missing
+        print(f"tvrl-sweep: error: {failure[0]}", file=sys.stderr)
+        return failure[1]
+    return 0
 
 
 def _print_links(summary) -> None:

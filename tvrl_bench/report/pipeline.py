@@ -16,6 +16,7 @@ import pandas as pd
 from tvrl_bench.report import definitions, render
 from tvrl_bench.report import plots as plotting
 from tvrl_bench.report.definition_types import MetricTable, TableDefinition, WinrateTable
+from tvrl_bench.report.files import check_writable
 from tvrl_bench.report.metric_table import build_metric_table
 from tvrl_bench.report.runs import StudyRuns, load_study_runs, make_client, resolve_tracking_uri
 from tvrl_bench.report.table_result import TableResult
@@ -50,13 +51,15 @@ def regenerate(
     also logged to the study's parent run under `reports/` when `log_to_mlflow` and a parent run exists.
     Judgments for win-rate tables are read from `judgments` (default `<out_dir>/judgments.sqlite`).
     When `page` and the study has finished trials, the study page `<out_dir>/<study>/index.html` and its CSV files
-    are written too (report/study_page/) and logged with the tables.
+    are written too (report/study_page/), all together or none, and logged with the tables. A table's files are
+    written together too; a folder that cannot be written raises NotWritten (a ReportError) before any is.
 
     Returns {"study", "tracking_uri", "out_dir" (the study folder), "tables": {name: {"files": [paths],
     "warnings": [...], "title"}}, "skipped": {name: reason}, "files": [every path written], "runs":
     {"finished", "excluded" ({status: count}), "superseded"}, "parent_run_id", "logged" (bool), "seconds",
     "page": {"path", "files", "flags" (a line per method flagged for reward hacking), "source", "seconds"} (or
-    {"error", "files": [], "flags": []} when it could not be written; None without `page` or trials)}.
+    {"error": the exception, "rewrite": the tvrl-report command that writes it, "files": [], "flags": []} when it
+    could not be written, every earlier page file left as it was; None without `page` or trials)}.
     """
     start = time.perf_counter()
     formats = render.check_formats(formats)
@@ -64,6 +67,7 @@ def regenerate(
     client = client or make_client(uri)
     runs = load_study_runs(study, uri, client=client)
     folder = Path(out_dir) / _safe(study)
+    check_writable(folder)  # before any table is built
     judgments_path = Path(judgments) if judgments is not None else Path(out_dir) / JUDGMENTS_FILE
     judged = _read_judgments(judgments_path, study)
     selected, explicit = _select(tables, runs, judged, table_dirs)
@@ -116,6 +120,8 @@ def regenerate(
     built = [r for r in built if r.name in summary["tables"]]
     if page and not runs.trials.empty:
         summary["page"] = _page(runs, client, cache, built, folder)
+        if "error" in summary["page"]:
+            summary["page"]["rewrite"] = _rewrite_command(study, uri, out_dir)
         summary["files"] += summary["page"]["files"]
     if log_to_mlflow and runs.parent and summary["files"]:
         summary["logged"] = _log_files(client, runs.parent["run_id"], summary["files"])
@@ -193,14 +199,22 @@ def _plots(
 
 def _page(runs: StudyRuns, client: Any, cache: plotting.HistoryCache, tables: list[TableResult],
           folder: Path) -> dict[str, Any]:
-    """The study page (report/study_page/); a failure is a warning, never a lost table."""
+    """The study page (report/study_page/); a failure is returned for the command to report, never a lost table."""
     from tvrl_bench.report.study_page import write_study_page
 
     try:
         return write_study_page(runs, client, folder, tables, cache=cache)
     except Exception as exc:  # the tables are written; the page must not take them down with it
-        log.warning("study page of '%s' not written: %s", runs.study, exc, exc_info=True)
-        return {"error": str(exc), "files": [], "flags": []}
+        log.debug("study page of '%s' not written", runs.study, exc_info=True)
+        return {"error": exc, "files": [], "flags": []}
+
+
+def _rewrite_command(study: str, uri: str, out_dir: str | Path) -> str:
+    """The tvrl-report command that writes this study's tables and page again."""
+    import shlex
+
+    return " ".join(["tvrl-report", "--study", shlex.quote(study), "--tracking-uri", shlex.quote(uri), "--out",
+                     shlex.quote(str(out_dir))])
 
 
 def _log_files(client: Any, run_id: str, files: list[str]) -> bool:

@@ -115,12 +115,9 @@ RENDERERS = {"md": to_markdown, "tex": to_latex, "csv": to_csv}
 def write_table(
     result: TableResult, folder: Path, formats: tuple[str, ...] = FORMATS, images: list[str] | tuple[str, ...] = ()
 ) -> list[Path]:
-    """Write `<folder>/<table>.<fmt>` for every format; returns the paths written."""
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for fmt in check_formats(formats):
-        text = to_html(result, images) if fmt == "html" else RENDERERS[fmt](result)
-        path = folder / f"{result.name}.{fmt}"
-        path.write_text(text, encoding="utf-8")
-        paths.append(path)
-    return paths
+    """Write `<folder>/<table>.<fmt>` for every format, all or none (report/files.py); returns the paths written."""
+    from tvrl_bench.report.files import write_together
+
+    texts = {f"{result.name}.{fmt}": to_html(result, images) if fmt == "html" else RENDERERS[fmt](result)
+             for fmt in check_formats(formats)}
+    return write_together(folder, texts)
