@@ -16,3 +16,13 @@ def test_an_unexpected_error_is_still_a_bug_and_a_user_error_a_usage_error():
     message, code = explain(KeyError("x"))
     assert code == BUG and message.startswith("internal error") and "bug" in message
     assert explain(UserError("set training.trial.steps"))[1] == USAGE
+
+
+def test_a_missing_file_is_blamed_on_the_config_only_when_a_component_was_being_built():
+    message, code = explain(FileNotFoundError(2, "No such file or directory", "/x/critic.pt"))
+    assert code == USAGE and message.endswith("check the path (a checkpoint or data file) given by a flag or named "
+                                              "in your config")
+    built = FileNotFoundError("/x/critic.pt\n  In call to configurable 'rewards.toy_learned' (<class 'X'>)")
+    message, _ = explain(built)
+    assert message == ("building rewards.toy_learned: /x/critic.pt; check the path (a checkpoint or data file) bound "
+                       "in your config")

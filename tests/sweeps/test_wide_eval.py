@@ -51,12 +51,20 @@ def test_wide_eval_reproduces_each_trials_own_evaluation_then_logs_the_wider_sco
     (line,) = capsys.readouterr().err.strip().splitlines()  # refused before any scoring
     assert f"--tracking-uri {elsewhere}: this store has no study 'tiny'" in line and "--no-log" in line
 
+    # The scores are logged before any file is written: a study page that cannot be written loses none of them.
     table = tmp_path / "wide.csv"
+    blocked = out / "reports" / "tiny" / "index.html"
+    blocked.mkdir(parents=True)
     assert main(["wide-eval", str(study), "--out", str(out), "--prompts", "24", "--workers", "1",
-                 "--csv", str(table), "--tracking-uri", uri, "--no-progress"]) == 0
-    printed = capsys.readouterr().out
+                 "--csv", str(table), "--tracking-uri", uri, "--no-progress"]) == 2
+    printed, err = capsys.readouterr()
     assert "tiny: the trials' own eval prompts" in printed and "wider held-out prompts" in printed
     assert "logged wide_eval/* to 4 trial runs of 'tiny'" in printed
+    assert err.strip().splitlines()[-1] == (
+        f"tvrl-bench wide-eval: error: study page not written: {blocked}: a folder stands where this file goes; move "
+        "it away; the scores are logged and the tables written; once that is fixed, write it with: tvrl-report "
+        f"--study tiny --tracking-uri {uri} --out {out / 'reports'}")
+    blocked.rmdir()
     rows = list(csv.DictReader(table.open()))
     assert sorted((r["arm"], r["seed"]) for r in rows) == [("base", "0"), ("base", "1"),
                                                             ("grpo / uniform", "0"), ("grpo / uniform", "1")]

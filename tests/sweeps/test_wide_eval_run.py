@@ -46,6 +46,8 @@ def wide_eval(capsys, *args: str) -> tuple[int, list[str]]:
 @pytest.mark.parametrize("flags, needle", [
     (["--prompts", "0"], "--prompts 0: give the number of wider eval prompts per trial, e.g. --prompts 1000"),
     (["--workers", "0"], "--workers 0: give 1 or more processes"),
+    (["--csv", "."], "--csv .: this is a folder; name a file for every trial's own and wide metrics, e.g. --csv "
+                     "./wide_eval.csv"),
     (["--steps", "-1"], "--steps -1: give the --steps the sweep ran with"),
 ])
 def test_a_bad_flag_is_one_prefixed_line(capsys, flags, needle):
@@ -74,8 +76,14 @@ def test_a_study_swept_with_steps_is_scored_with_the_same_steps(swept_with_steps
     monkeypatch.chdir(folder)
     code, lines = wide_eval(capsys, str(study), "--out", str(folder / "out"), "--no-log", "--prompts", "16")
     assert code == 2 and len(lines) == 1, lines
-    assert "the sweep ran with other flags" in lines[0] and "--steps N" in lines[0]
-    assert "rerun tvrl-sweep" not in lines[0] and "bound in your config" not in lines[0]
+    runs = folder / "out" / "runs" / "tiny"
+    assert lines[0] == (f"tvrl-bench wide-eval: error: {runs}: its 2 trials were swept with --steps 1, not the study "
+                        "file alone (other flags give other trial keys); pass wide-eval --steps 1, as tvrl-sweep ran")
+    code, lines = wide_eval(capsys, str(study), "--out", str(folder / "out"), "--no-log", "--prompts", "16",
+                            "--steps", "3")  # the flag that differs is named, not --profile
+    assert code == 2 and len(lines) == 1, lines
+    assert lines[0].endswith("were swept with --steps 1, not --steps 3 (other flags give other trial keys); pass "
+                             "wide-eval --steps 1, as tvrl-sweep ran")
     code = main(["wide-eval", str(study), "--out", str(folder / "out"), "--no-log", "--prompts", "16", "--steps",
                  "1", "--workers", "1", "--no-progress"])
     assert code == 0

@@ -46,23 +46,40 @@ def add_tracking_uri(parser: argparse.ArgumentParser, help: str | None = None) -
     parser.add_argument("--tracking-uri", default=None, help=help)
 
 
-def check_out_folder(out: str, holds: str) -> None:
-    """UserError naming --out when it is a file or a folder this process cannot write in (read-only file system,
-    no permission), checked by writing a scratch file in it or its nearest existing parent; `holds`: what goes
-    there ("runs/, logs/ and reports/")."""
+def check_out_folder(out: str, holds: str, flag: str = "--out") -> None:
+    """UserError naming `flag` when `out` is a file or a folder this process cannot write in (read-only file
+    system, no permission), checked by writing a scratch file in it or its nearest existing parent; `holds`: what
+    goes there ("runs/, logs/ and reports/")."""
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise UserError(f"{flag} {out}: this is a file; name a folder for {holds}")
+    _check_writable(out, f"{flag} {out}", f"pass a folder you can write for {holds}, e.g. {flag} ~/tvrl-runs")
+
+
+def check_out_file(path: str, holds: str, flag: str, example: str) -> None:
+    """UserError naming `flag` unless the file `path` can be written: not a folder, its folder (or the nearest
+    existing parent, where it would be made) a folder this process can write in; `example`: a file name for it."""
+    if os.path.isdir(path):
+        raise UserError(f"{flag} {path}: this is a folder; name a file for {holds}, e.g. "
+                        f"{flag} {os.path.join(path, example)}")
+    _check_writable(os.path.dirname(os.path.abspath(path)), f"{flag} {path}",
+                    f"name a file in a folder you can write for {holds}")
+
+
+def _check_writable(folder: str, given: str, fix: str) -> None:
+    """UserError `GIVEN: ...; FIX` unless a file can be made in `folder` or, where it does not exist yet, in its
+    nearest existing parent (a file standing in the way is named)."""
     import tempfile
 
-    if os.path.exists(out) and not os.path.isdir(out):
-        raise UserError(f"--out {out}: this is a file; name a folder for {holds}")
-    existing = os.path.abspath(out)
+    existing = os.path.abspath(folder)
     while not os.path.isdir(existing):
+        if os.path.exists(existing):
+            raise UserError(f"{given}: {existing} is a file, not a folder; {fix}")
         existing = os.path.dirname(existing)
     try:
         with tempfile.TemporaryFile(dir=existing):
             pass
     except OSError as exc:
-        raise UserError(f"--out {out}: cannot write in {existing} ({exc.strerror}); pass a folder you can write "
-                        f"for {holds}, e.g. --out ~/tvrl-runs") from None
+        raise UserError(f"{given}: cannot write in {existing} ({exc.strerror}); {fix}") from None
 
 
 def set_torch_threads(threads: int) -> None:

@@ -72,8 +72,9 @@ def explain(exc: BaseException, tracking_uri: str | None = None) -> tuple[str, i
         return describe_failure(tracking_uri, exc), USAGE
     if isinstance(exc, (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError)):
         where = f"building {component}: " if component else ""
+        named_by = "bound in your config" if component else "given by a flag or named in your config"
         fix = "" if re.search(r"\b(run|Run|set|point|pass|give)\b", message) else (
-            "; check the path (a checkpoint or data file) bound in your config")
+            f"; check the path (a checkpoint or data file) {named_by}")
         return f"{where}{message}{fix}", USAGE
     first = message.splitlines()[0] if message else ""
     if is_peer_failure(exc):

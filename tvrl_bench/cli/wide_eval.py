@@ -1,5 +1,10 @@
 """`tvrl-bench wide-eval STUDY.gin --out DIR --prompts N`: score a finished toy study's final policies on more
-held-out prompts than its trials evaluated, and pair every arm with the base seed by seed."""
+held-out prompts than its trials evaluated, and pair every arm with the base seed by seed.
+
+Everything that can be refused is refused before the minutes of scoring: the flags, every output (the --csv file,
+OUT/reports/<study>/, the tracking store), --prompts against each trial, and every trial's finished checkpoint
+(naming the --steps or --profile the sweep ran with when the trials on disk have other keys). What was scored is
+logged to MLflow before any file is written, so a file that fails to be written loses no score."""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ import csv
 import sys
 from pathlib import Path
 
-from tvrl_bench.cli.common import add_tracking_uri
+from tvrl_bench.cli.common import add_tracking_uri, check_out_file, check_out_folder
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -56,13 +61,28 @@ def check_flags(args: argparse.Namespace) -> None:
         raise UserError(f"--workers {args.workers}: give 1 or more processes, e.g. --workers 2")
     if args.steps is not None and args.steps < 0:
         raise UserError(f"--steps {args.steps}: give the --steps the sweep ran with (0 or more), or leave it out")
+    if args.csv:
+        check_out_file(args.csv, "every trial's own and wide metrics", "--csv", "wide_eval.csv")
+
+
+def check_outputs(args: argparse.Namespace, study_name: str) -> None:
+    """UserError naming the flag when an output of a logging wide-eval cannot be written: OUT/reports/<study>/ for
+    the tables, the tracking store for the scores (checked for a write, seconds)."""
+    if args.no_log:
+        return
+    check_out_folder(str(Path(args.out) / "reports" / study_name), "the study's tables and page")
+    from tvrl_bench.report.runs import resolve_tracking_uri
+    from tvrl_bench.tracking.store import check_store
+
+    check_store(resolve_tracking_uri(args.tracking_uri), write=True)
 
 
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from tvrl_bench.sweeps.plan import expand, load_study
-    from tvrl_bench.sweeps.wide_eval import finished_checkpoint, score_trial
+    from tvrl_bench.sweeps.wide_eval import score_trial
+    from tvrl_bench.sweeps.wide_eval_flags import check_finished
     from tvrl_bench.sweeps.wide_eval_run import Stopped, check_request, score_all, study_lock
 
     check_flags(args)
@@ -70,8 +90,8 @@ def run(args: argparse.Namespace) -> int:
     specs = expand(study, resolved, [f"training.trial.steps = {args.steps}"] if args.steps is not None else [])
     runs = str(Path(args.out) / "runs" / study.name)
     check_request(specs, args.prompts)  # --prompts against each trial's own eval prompts and its world, in seconds
-    for spec in specs:  # every trial finished, before minutes of scoring: one line naming the first that did not
-        finished_checkpoint(Path(runs), spec, steps_flag=args.steps is not None)
+    check_finished(specs, Path(runs), args.study, args.profile, args.steps)  # one line naming the first that is not
+    check_outputs(args, study.name)
     lock = None if args.no_log else study_lock(runs, study.name).acquire()  # one logging wide-eval per study
     try:
         if not args.no_log:  # and the store to log to holds a finished run of each
@@ -88,16 +108,16 @@ def run(args: argparse.Namespace) -> int:
             print(f"tvrl-bench wide-eval: stopped by {stop}: its workers are stopped and nothing was logged; rerun "
                   "to score the study", file=sys.stderr)
             return 130
-        report(args, study, specs, scores, None if args.no_log else (uri, run_ids))
+        return report(args, study, specs, scores, None if args.no_log else (uri, run_ids))
     finally:
         if lock is not None:
             lock.release()
-    return 0
 
 
-def report(args: argparse.Namespace, study, specs, scores, logging_to) -> None:
-    """Print the own and wide tables, write the CSV, and log (`logging_to`: (uri, run ids) or None)."""
-    from tvrl_bench.sweeps.wide_eval import format_rows, paired_rows
+def report(args: argparse.Namespace, study, specs, scores, logging_to) -> int:
+    """Print the own and wide tables, log the scores (`logging_to`: (uri, run ids) or None), then write the CSV and
+    the tables; the exit code (2 when the study page could not be written, the scores logged all the same)."""
+    from tvrl_bench.sweeps.wide_eval import format_rows, log_scores, paired_rows
 
     order = {spec.key: i for i, spec in enumerate(specs)}
     scores.sort(key=lambda s: order[s.spec.key])
@@ -107,37 +127,58 @@ def report(args: argparse.Namespace, study, specs, scores, logging_to) -> None:
     print(format_rows(paired_rows(scores, "wide"),
                       f"{study.name}: {'/'.join(map(str, counts))} wider held-out prompts (overall x 100; "
                       f"{max(s.dropped for s in scores)} at most dropped as trained scenes)"))
+    if logging_to is not None:  # the scores first: a file that fails below loses none of them
+        uri, run_ids = logging_to
+        logged = log_scores(uri, run_ids, scores)
+        held = f" ({len(run_ids) - logged} already held these scores: not logged again)" if logged < len(run_ids) else ""
+        print(f"\nlogged wide_eval/* to {logged} trial runs of '{study.name}' in {uri}{held}")
     if args.csv:
-        write_csv(args.csv, scores)
-    if logging_to is not None:
-        log_and_report(args, *logging_to, study, scores)
+        write_csv(args.csv, scores, logged=logging_to is not None)
+        print(f"wrote {args.csv}")
+    return 0 if logging_to is None else regenerate_tables(args, logging_to[0], study)
 
 
-def log_and_report(args: argparse.Namespace, uri: str, run_ids: dict[str, str], study, scores) -> None:
-    """Log the wide scores to the trials' runs, then regenerate the study's tables (they read wide_eval/* where the
-    runs have it), into OUT/reports like the sweep's own tables."""
+def regenerate_tables(args: argparse.Namespace, uri: str, study) -> int:
+    """The study's tables (they read wide_eval/* where the runs have it) into OUT/reports like the sweep's own;
+    the exit code: 2 (1 for a bug) when the study page could not be written."""
+    from tvrl_bench.cli.report import page_failure
     from tvrl_bench.report import regenerate
-    from tvrl_bench.sweeps.wide_eval import log_scores
 
-    logged = log_scores(uri, run_ids, scores)
-    held = f" ({len(run_ids) - logged} already held these scores: not logged again)" if logged < len(run_ids) else ""
-    print(f"\nlogged wide_eval/* to {logged} trial runs of '{study.name}' in {uri}{held}")
     if not study.tables:
         print("the study names no tables (sweeps.study.tables); nothing to regenerate")
-        return
+        return 0
     summary = regenerate(study.name, uri, Path(args.out) / "reports", list(study.tables))
     for name, table in summary["tables"].items():
         print(f"  {name}: {', '.join(table['files'])}")
+    failure = page_failure(summary.get("page"), "the scores are logged and the tables written")
+    if failure is None:
+        return 0
+    print(f"tvrl-bench wide-eval: error: {failure[0]}", file=sys.stderr)
+    return failure[1]
 
 
-def write_csv(path: str, scores) -> None:
-    """One row per trial: its arm, seed, key, prompt count and every own_* and wide_* metric."""
+def write_csv(path: str, scores, logged: bool = False) -> None:
+    """One row per trial: its arm, seed, key, prompt count and every own_* and wide_* metric; written to a
+    temporary file beside `path`, then renamed (a UserError naming --csv when it cannot be)."""
+    import io
+    import os
+
+    from tvrl_bench.cli.errors import UserError
+
     keys = sorted({k for s in scores for k in s.wide})
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(["arm", "seed", "key", "prompts", "dropped",
-                         *(f"own_{k}" for k in keys), *(f"wide_{k}" for k in keys)])
-        for s in scores:
-            writer.writerow([s.arm, s.spec.seed, s.spec.key, s.prompts, s.dropped,
-                             *(s.own.get(k) for k in keys), *(s.wide.get(k) for k in keys)])
+    out = io.StringIO(newline="")
+    writer = csv.writer(out)
+    writer.writerow(["arm", "seed", "key", "prompts", "dropped", *(f"own_{k}" for k in keys),
+                     *(f"wide_{k}" for k in keys)])
+    for s in scores:
+        writer.writerow([s.arm, s.spec.seed, s.spec.key, s.prompts, s.dropped,
+                         *(s.own.get(k) for k in keys), *(s.wide.get(k) for k in keys)])
+    temporary = Path(f"{path}.{os.getpid()}.tmp")
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        temporary.write_text(out.getvalue(), newline="")
+        os.replace(temporary, path)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        kept = "the scores are logged to MLflow and printed above" if logged else "the scores are printed above"
+        raise UserError(f"--csv {path}: {exc.strerror or exc}; {kept}; pass a file you can write") from None

@@ -60,20 +60,12 @@ class TrialNotFinished(FileNotFoundError):
     """A trial of the study has no finished checkpoint under --out; the message says what to do (a user error)."""
 
 
-def finished_checkpoint(runs: Path, spec: TrialSpec, steps_flag: bool = False) -> CheckpointDir:
-    """The checkpoint folder of a finished trial (runs/<key>); FileNotFoundError naming the trial otherwise. When
-    the study's folder holds other trials (keys this study file does not give), the sweep ran with other flags:
-    the message says to pass its --steps / --profile rather than to rerun it."""
+def finished_checkpoint(runs: Path, spec: TrialSpec) -> CheckpointDir:
+    """The checkpoint folder of a finished trial (runs/<key>); TrialNotFinished naming the trial otherwise (the
+    command checks every trial first, with advice on the flags: wide_eval_flags.check_finished)."""
     checkpoints = CheckpointDir(runs / spec.key)
     info = checkpoints.info()
     if info is None or not info.finished:
-        others = [p for p in runs.iterdir() if CheckpointDir(p).info() is not None] if runs.is_dir() else []
-        if others and not (runs / spec.key).exists():
-            flags = "--profile" if steps_flag else "--steps N or --profile"
-            raise TrialNotFinished(
-                f"{checkpoints.folder}: trial {spec.title} is not among the {len(others)} trials in {runs}: the sweep "
-                f"ran with other flags, which change its trials' keys; pass wide-eval the same {flags} that "
-                "tvrl-sweep ran with")
         raise TrialNotFinished(
             f"{checkpoints.folder}: trial {spec.title} has no finished checkpoint; finish the study first "
             "(rerun tvrl-sweep with the same study file and --out)"
@@ -110,7 +102,8 @@ def score_trial(spec: TrialSpec, runs: str | Path, prompts: int) -> TrialScores:
         gin.clear_config()
     saved = checkpoints.load()  # None for an untrained base row (steps 0 saves no state): the pretrained policy
     if saved is None and settings.steps > 0:
-        raise FileNotFoundError(f"{checkpoints.state_path}: trial {spec.title} finished but its final state is missing")
+        raise TrialNotFinished(f"{checkpoints.state_path}: trial {spec.title} finished but its final state is missing; "
+                               f"remove {checkpoints.folder} and rerun tvrl-sweep with the same flags to train it again")
     policy = settings.policy.to("cpu")
     if saved is not None:
         load_parameters(policy.trainable_parameters(), saved["parameters"])
