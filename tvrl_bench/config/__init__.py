@@ -7,6 +7,7 @@
     rules.py       how a component declares its valid values (`CHECKS = Checks(...)`): rules and relations
     rule_kinds.py  `Rule` and its builders (`number`, `integer`, `one_of`, ...)
     component_checks.py  the declared checks run on the parsed config, each problem at its FILE:LINE
+    inherited.py   a null control takes its objective's bindings (one rule for every null control)
     renamed.py     parameters that moved: an old binding's error names the new one
 """
 

@@ -3,8 +3,9 @@
 A component is checked when the config binds one of its parameters (its rules: the bound values) or refers to it
 (`OBJECTIVE = @objectives.nft()`: its rules on every value, defaults included, and its relations, which may read
 other components' values, e.g. `training.trial.group_size`). `training.*` components are built by every trial
-and checked as referred to. A refused value is one line naming the file and line (or `--gin_bindings`) that bound
-it; a relation's warning is logged once per process.
+and checked as referred to, and so is the base of a null control referred to (config/inherited.py): a value the
+control inherited is checked once, as its base's. A refused value is one line naming the file and line (or
+`--gin_bindings`) that bound it; a relation's warning is logged once per process.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import gin
 
 from tvrl_bench import registry
 from tvrl_bench.config.errors import ConfigError
+from tvrl_bench.config.inherited import base_of
 from tvrl_bench.config.rules import Unknown, Values, declared_checks
 from tvrl_bench.config.statements import LoadedConfig, locate
 from tvrl_bench.config.values import references
@@ -111,6 +113,7 @@ def checked_components() -> tuple[set[str], set[str]]:
                     referred.add(qualified)
     if "training.trial" in bound:
         referred |= {n for n in _ALWAYS_BUILT if n in names}
+    referred |= {base for base in map(base_of, referred) if base is not None}
     return bound, referred
 
 
@@ -126,8 +129,12 @@ def component_problems(loaded: LoadedConfig | None = None) -> tuple[list[str], l
             continue
         given = _bound(qualified, names)
         own = _Own(given, _defaults(target) if qualified in referred else {})
+        inherited = {param for (_, component, param) in (loaded.inherited if loaded else {}) if component == qualified}
         for problem in checks.problems(qualified, Values(qualified, own, _outside(names)),
                                        relations=qualified in referred):
+            own_params = {p for p in problem.params if "." not in p}
+            if own_params and own_params <= inherited:
+                continue  # reported as its base's, where the value was bound
             where = _where(loaded, qualified, problem.params)
             line = f"{where}: {problem.message}" if where else problem.message
             (warnings if problem.warn else errors).append(line)

@@ -2,7 +2,8 @@
 
 `load_config(files, bindings)` parses config files and `--gin_bindings` into gin's global config after
 importing every component module. Names are resolved against the registry, so a typo fails at parse time with
-the file, the line and the closest registered names. After the trial has built its components,
+the file, the line and the closest registered names. A null control then takes its objective's bindings
+(config/inherited.py). After the trial has built its components,
 `check_unused(loaded)` rejects bindings (from the top-level files or the command line) that nothing used.
 Included presets are exempt: a profile includes default presets that a later file may swap out.
 """
@@ -19,6 +20,7 @@ import gin
 from tvrl_bench import registry
 from tvrl_bench.config.component_checks import check_components
 from tvrl_bench.config.errors import ConfigError
+from tvrl_bench.config.inherited import inherit_bindings
 from tvrl_bench.config.operative import called_configurables
 from tvrl_bench.config.paths import PATH_ENV, install_search_paths, read_config_text, resolve, search_paths
 from tvrl_bench.config.renamed import renamed_message
@@ -60,6 +62,7 @@ def load_config(
         includes, _ = _parse(lambda: gin.parse_config(text), binding=text)
         for nested in includes:
             loaded.parsed_files += _flatten_includes(nested)
+    loaded.inherited = inherit_bindings()
     check_value_types(loaded)
     check_macros(loaded)
     check_components(loaded)  # every component's declared checks (config/rules.py), before anything is built

@@ -29,6 +29,8 @@ class LoadedConfig:
     bindings: list[str]
     top_level: list[Binding] = field(default_factory=list)
     parsed_files: list[str] = field(default_factory=list)  # every file parsed, includes too, in parse order
+    # (scope, component, parameter) -> the component whose binding it took (config/inherited.py)
+    inherited: dict[tuple[str, str, str], str] = field(default_factory=dict)
 
     def config_text(self) -> str:
         """The files and bindings as one gin text, so a worker process can re-parse exactly this config."""

@@ -62,9 +62,12 @@ def permuted_advantages(advantages: torch.Tensor, generator: torch.Generator, gr
 class PermutedAdvantages:
     """Mixin (before the objective's class) that makes an objective its null control: the same loss with the step's
     advantages randomly permuted, method label `null`. Its constructor takes the objective's own parameters and
-    `within_groups`, so a null control restates neither (`@register` composes the signature, constructors.py)."""
+    `within_groups`, so a null control restates neither (`@register` composes the signature, constructors.py), and
+    the objective's bindings reach it (`objectives.nft.beta` binds `objectives.nft_null.beta` too, unless that is
+    bound itself: config/inherited.py), so a study that tunes the objective tunes its null control."""
 
     method = "null"
+    INHERITS_BINDINGS = True
 
     def __init__(self, *args: Any, within_groups: bool = True, **kwargs: Any):
         """within_groups: permute only among the rollouts of one prompt (True: each group's advantages keep summing

@@ -1,0 +1,65 @@
+"""A null control is its objective with the advantages permuted: the objective's bindings reach it, by one rule for
+every null control (tvrl_bench/config/inherited.py)."""
+
+from __future__ import annotations
+
+import inspect
+
+import gin
+import pytest
+
+from tvrl_bench import registry
+from tvrl_bench.config import ConfigError, load_config
+from tvrl_bench.config.inherited import INHERITS, base_of
+from tvrl_bench.tracking.params import operative_params
+
+NULL_PRESETS = {"objectives.nft_null": ("nft_null.gin", "nft.gin"), "objectives.null": ("null.gin", "grpo.gin"),
+                "objectives.best_of_n_null": ("best_of_n_null.gin", "best_of_n.gin")}
+
+
+def null_controls() -> dict[str, str]:
+    registry.import_components()
+    return {c.qualified_name: base_of(c.qualified_name) for c in registry.components()
+            if inspect.isclass(c.target) and getattr(c.target, INHERITS, False)}
+
+
+def test_every_null_control_takes_its_objectives_bindings():
+    assert null_controls() == {"objectives.nft_null": "objectives.nft", "objectives.null": "objectives.grpo",
+                               "objectives.best_of_n_null": "objectives.best_of_n"}
+    for null, base in null_controls().items():
+        load_config([], [f"OBJECTIVE = @{null}()", f"{base}.kl_beta = 0.25"])
+        assert gin.query_parameter(f"{null}.kl_beta") == 0.25, null
+        own = [name for name, _ in registry.get(null).parameters()]
+        for name, default in registry.get(base).parameters():  # the rest: the objective's defaults
+            if name != "kl_beta":
+                assert name in own and gin.query_parameter(f"{null}.{name}") == default, (null, name)
+
+
+def test_the_objectives_binding_reaches_the_control_and_the_runs_params_show_it():
+    load_config(["components/profiles/toy.gin", "components/objectives/nft_null.gin"], ["objectives.nft.beta = 2.0"])
+    objective = registry.build("OBJECTIVE")
+    assert type(objective).__name__ == "NegativeAwareFineTuningNull" and objective.beta == 2.0
+    assert operative_params()["objectives.nft_null.beta"] == "2.0"
+    load_config(["components/profiles/toy.gin", "components/objectives/nft_null.gin"],
+                ["objectives.nft.beta = 2.0", "objectives.nft_null.beta = 3.0"])  # its own binding wins
+    assert registry.build("OBJECTIVE").beta == 3.0
+    load_config(["components/profiles/toy.gin"], ["objectives.nft.beta = 2.0"])  # no null control: nothing added
+    assert ("", "objectives.nft_null") not in gin.config._CONFIG
+
+
+@pytest.mark.parametrize("null", sorted(NULL_PRESETS))
+def test_a_null_preset_alone_runs_its_objective_presets_values(null):
+    preset, objective_preset = NULL_PRESETS[null]
+    load_config([f"components/objectives/{objective_preset}"])
+    base = base_of(null)
+    expected = {name: gin.query_parameter(f"{base}.{name}") for name, _ in registry.get(base).parameters()}
+    load_config([f"components/objectives/{preset}"])
+    assert {name: gin.query_parameter(f"{null}.{name}") for name in expected} == expected
+
+
+def test_a_bad_inherited_value_is_one_line_where_it_was_bound():
+    with pytest.raises(ConfigError) as refused:
+        load_config(["components/profiles/toy.gin", "components/objectives/nft_null.gin"],
+                    ["objectives.nft.timestep_range = (0.95, 1.0)"])
+    (line,) = str(refused.value).splitlines()
+    assert line.startswith("--gin_bindings: objectives.nft.timestep_range = (0.95, 1.0) holds none of the schedule's")
