@@ -26,4 +26,5 @@ def test_sql_path_reads_exactly_what_search_runs_returns(new_study, mlflow_store
     assert sorted(fast.columns) == sorted(slow.columns)
     pd.testing.assert_frame_equal(fast, slow[fast.columns], check_dtype=False)
     assert fast["metrics.train/loss"].dropna().tolist() == [1.0]  # the latest value, as search_runs gives
+    assert sorted(fast["nan_metrics"].tolist()) == [(), (), ("eval/odd",)]  # a logged NaN, told from one never logged
     assert sql_runs_frame(SimpleNamespace(_tracking_client=SimpleNamespace(store=object())), "1") is None

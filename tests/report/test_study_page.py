@@ -225,8 +225,8 @@ def test_a_method_without_a_base_of_its_critic_is_compared_with_its_own_step_zer
     study.finish()
     out = tmp_path_factory.mktemp("reports")
     regenerate(study.study, tracking_uri=uri, out_dir=out, plots=False, tables="credit", log_to_mlflow=False)
-    (row,) = read_csv(out / study.study / "page_hacking.csv")
-    assert row["method"] == "TVRL" and row["critic"] == "toy_oracle" and row["baseline"] == "its own step-0 evaluation"
+    (row,) = read_csv(out / study.study / "page_hacking.csv")  # one trained method: named by its credit, not TVRL
+    assert row["method"] == "window3" and row["critic"] == "toy_oracle" and row["baseline"] == "its own step-0 evaluation"
     assert float(row["evaluator_delta"]) == pytest.approx(100 * statistics.fmean([0.10 - 0.01 * s for s in SEEDS]))
     assert float(row["critic_delta"]) == pytest.approx(100 * statistics.fmean([0.10 + 0.02 * s for s in SEEDS]))
 
@@ -351,3 +351,55 @@ def test_a_page_that_cannot_be_written_leaves_the_previous_page_and_its_csvs_as_
     assert sorted(f.rsplit("/", 1)[1] for f in summary["files"]) == ["credit.csv", "credit.html", "credit.md",
                                                                        "credit.tex"]
     assert page_lines(page) == [] and sorted(p.name for p in folder.iterdir() if p.name.startswith(".")) == []
+
+
+def test_a_lone_trained_method_is_named_by_its_objective_and_credit_everywhere(new_study, mlflow_store, tmp_path_factory):
+    """DiffusionNFT with uniform credit carries method=GRPO (derived from the credit); the page calls it by its
+    credit and objective in the methods line, the hacking panel, the curves and the CSVs, as its table does."""
+    study = new_study("page_lone")
+    for seed in SEEDS:
+        study.trial({**METHODS["base"][0], "objective": "nft", "seed": seed}, {"eval/overall": 0.4,
+                                                                               "eval/critic_reward": 0.3})
+        study.trial({"method": "GRPO", "objective": "nft", "credit": "uniform", "reward": "toy_pattern", "seed": seed},
+                    {"eval/overall": 0.45, "eval/critic_reward": 0.35 + 0.01 * seed}, final_step=4,
+                    curves={"eval/overall": {0: 0.4, 2: 0.42}})
+    study.finish()
+    out = tmp_path_factory.mktemp("reports")
+    summary = regenerate(study.study, tracking_uri=mlflow_store[0], out_dir=out, plots=False, tables="credit",
+                         log_to_mlflow=False)
+    (row,) = read_csv(out / study.study / "page_hacking.csv")
+    assert row["method"] == "uniform-nft"
+    assert {r["method"] for r in read_csv(out / study.study / "page_iqm.csv")} == {"base", "uniform-nft"}
+    html = (out / study.study / "index.html").read_text()
+    assert 'data-method="uniform-nft"' in html and "uniform-nft" in html.split('id="curves"')[1][:20000]
+    assert "GRPO" not in html.split('id="table-')[0]  # above the study's own tables: methods line, flags
+    assert summary["page"]["path"]
+
+
+def test_a_nan_metric_reads_as_diverged_not_as_missing(new_study, mlflow_store, tmp_path_factory):
+    """A run that logged eval/overall as NaN diverged: the page, its CSVs and the table say so, and leave it out."""
+    study = new_study("page_nan")
+    for seed in SEEDS:
+        study.trial({**METHODS["base"][0], "seed": seed}, {"eval/overall": 0.4, "eval/critic_reward": 0.3})
+        study.trial({**METHODS["window3"][0], "seed": seed}, {"eval/overall": float("nan"),
+                                                             "eval/critic_reward": 0.5})
+        study.trial({**METHODS["uniform"][0], "seed": seed}, {"eval/overall": float("nan") if seed == 0 else 0.45,
+                                                             "eval/critic_reward": 0.35})
+    study.finish()
+    out = tmp_path_factory.mktemp("reports")
+    regenerate(study.study, tracking_uri=mlflow_store[0], out_dir=out, plots=False, tables="credit", log_to_mlflow=False)
+    folder = out / study.study
+    hacking = {r["method"]: r for r in read_csv(folder / "page_hacking.csv")}
+    assert hacking["window3"]["missing"] == "diverged: eval/overall is NaN (seeds 0, 1, 2)"
+    assert hacking["uniform"]["seeds"] == "2"  # its diverged seed left out
+    iqms = {r["method"]: r["missing"] for r in read_csv(folder / "page_iqm.csv")}
+    assert iqms["uniform"] == "2 seeds (1 diverged: eval/overall is NaN): the IQM needs 3 or more"
+    pairs = {(r["a"], r["b"]): r for r in read_csv(folder / "page_improvement.csv")}
+    assert pairs["window3", "base"]["p_a_beats_b"] == ""
+    html = (folder / "index.html").read_text()
+    assert "4 runs diverged (eval/overall logged as NaN): left out of the comparisons below" in html
+    assert '<td class="verdict">diverged: eval/overall is NaN (seeds 0, 1, 2)</td>' in html
+    table = (folder / "credit.md").read_text()
+    assert "Diverged: 4 runs logged eval/overall as NaN; left out of its cells." in table
+    assert "runs with credit=window3 diverged: 3 logged 'eval/overall' as NaN" in table
+    assert "no metric" not in table and "no eval/overall logged" not in html

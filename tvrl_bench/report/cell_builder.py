@@ -18,6 +18,7 @@ import pandas as pd
 
 from tvrl_bench.report.definition_types import ANY, DeltaColumn, Filter, ValueColumn
 from tvrl_bench.report.filters import describe, intersect, match
+from tvrl_bench.report.run_frames import logged_nan
 from tvrl_bench.report.stats import DeltaStat, ValueStat, paired_delta, value_stat, welch_delta
 from tvrl_bench.report.table_result import Blank, Cell, Missing
 
@@ -106,6 +107,9 @@ class CellBuilder:
         per_seed = self.per_seed(flt, exclude)[:, column] if column is not None else np.empty(0)
         per_seed = per_seed[~np.isnan(per_seed)]
         if not per_seed.size:
+            diverged = int(logged_nan(self.runs.iloc[self.rows(flt, exclude)], metric).sum())
+            if diverged:
+                return Missing(f"runs with {describe(flt)} diverged: {diverged} logged '{metric}' as NaN")
             return Missing(f"runs with {describe(flt)} have no metric '{metric}'")
         return value_stat(per_seed * self.scale)
 

@@ -28,6 +28,7 @@ from tvrl_bench.report.definition_types import (
 from tvrl_bench.report.filters import describe, intersect, match
 from tvrl_bench.report.half_gain import Histories, half_gain_cell
 from tvrl_bench.report.half_gain import note as half_gain_note
+from tvrl_bench.report.run_frames import NAN_METRICS, logged_nan
 from tvrl_bench.report.runs import StudyRuns
 from tvrl_bench.report.table_result import Cell, CellRuns, Column, Missing, Row, TableResult
 
@@ -40,7 +41,7 @@ def build_metric_table(defn: MetricTable, runs: StudyRuns, histories: Histories 
     steps-to-half-gain columns; `prompt_scores`: per-video scores by run, for one-seed paired deltas over prompts,
     cell_builder.py)."""
     trials = runs.trials
-    keep = ["run_id"] + [c for c in trials.columns if c.startswith(("params.", "metrics."))]
+    keep = ["run_id"] + [c for c in trials.columns if c.startswith(("params.", "metrics.")) or c == NAN_METRICS]
     table_runs = trials.loc[match(trials, defn.where), keep]
     if "params.seed" in table_runs.columns:
         seeds = table_runs["params.seed"].fillna(table_runs["run_id"])
@@ -87,7 +88,8 @@ def build_metric_table(defn: MetricTable, runs: StudyRuns, histories: Histories 
         for param, values in builder.pooled.items()
     ]
     result.notes = (
-        _metric_notes(defn, columns, runs) + fallback + _prompt_notes(builder) + pooled + [f"Missing: {w.split(': ', 1)[1]}" for w in result.warnings]
+        _metric_notes(defn, columns, runs) + fallback + _prompt_notes(builder) + pooled
+        + _diverged_notes(table_runs, columns) + [f"Missing: {w.split(': ', 1)[1]}" for w in result.warnings]
     )
     result.cells = _cell_runs(row_specs, columns, builder)
     for w in result.warnings:
@@ -153,6 +155,18 @@ def with_wide_fallback(table_runs: pd.DataFrame, defn: MetricTable) -> tuple[pd.
         return table_runs, []
     copied = table_runs.assign(**{wide: table_runs[c] for c, wide in own.items()})
     return copied, ["No run logged a wide evaluation (wide_eval/*): the table reads each trial's own evaluation (eval/*)."]
+
+
+def _diverged_notes(table_runs: pd.DataFrame, columns: list) -> list[str]:
+    """A note per metric the columns read that some runs logged as NaN: they diverged, and their cells leave them
+    out (a cell with no other run says so)."""
+    notes = []
+    for metric in dict.fromkeys(c.metric for c in columns if getattr(c, "metric", None)):
+        diverged = int(logged_nan(table_runs, metric).sum())
+        if diverged:
+            notes.append(f"Diverged: {diverged} run{'s' if diverged != 1 else ''} logged {metric} as NaN; left out of "
+                         "its cells.")
+    return notes
 
 
 def _prompt_notes(builder: CellBuilder) -> list[str]:

@@ -1,12 +1,15 @@
 """An MLflow experiment's runs as one pandas frame: direct SQL on a SQL tracking store, else `search_runs`.
 
 The frame has one row per run with the columns RUN_COLUMNS, `params.<name>` (strings), `metrics.<name>` (latest
-value, float) and `tags.<name>`; both ways of reading give the same frame.
+value, float), `tags.<name>` and NAN_METRICS: the sorted names of the metrics whose latest value is NaN (a diverged
+run logged them; `metrics.<name>` alone reads NaN for a metric never logged too). Both ways of reading give the
+same frame.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 import pandas as pd
@@ -15,6 +18,14 @@ log = logging.getLogger(__name__)
 
 # Columns of a runs frame besides params.<name>, metrics.<name> and tags.<name>.
 RUN_COLUMNS = ("run_id", "run_name", "status", "start_time", "end_time")
+NAN_METRICS = "nan_metrics"
+
+
+def logged_nan(runs: pd.DataFrame, metric: str) -> pd.Series:
+    """Per run of a runs frame: whether its latest `metric` is a NaN it logged (False where it logged none)."""
+    if NAN_METRICS not in runs.columns:
+        return pd.Series(False, index=runs.index)
+    return runs[NAN_METRICS].map(lambda names: isinstance(names, tuple) and metric in names)
 
 
 def search_all_runs(client: Any, experiment_id: str) -> list[Any]:
@@ -67,7 +78,10 @@ def sql_runs_frame(client: Any, experiment_id: str) -> pd.DataFrame | None:
     if frame.empty:
         return pd.DataFrame(columns=list(RUN_COLUMNS))
     metrics = parts["metrics"]
-    metrics["value"] = metrics["value"].astype(float).where(~metrics["is_nan"].astype(bool), float("nan"))
+    is_nan = metrics["is_nan"].astype(bool)
+    metrics["value"] = metrics["value"].astype(float).where(~is_nan, float("nan"))
+    nan = metrics[is_nan].groupby("run_id")["key"].agg(lambda keys: tuple(sorted(keys)))
+    frame[NAN_METRICS] = [nan.get(run_id, ()) for run_id in frame.index]
     wide = [
         parts[name].pivot(index="run_id", columns="key", values="value").add_prefix(prefix)
         for name, prefix in (("params", "params."), ("metrics", "metrics."), ("tags", "tags."))
@@ -93,6 +107,7 @@ def runs_frame(runs: list[Any]) -> pd.DataFrame:
         record.update({f"params.{k}": v for k, v in data.params.items()})
         record.update({f"metrics.{k}": v for k, v in data.metrics.items()})
         record.update({f"tags.{k}": v for k, v in data.tags.items()})
+        record[NAN_METRICS] = tuple(sorted(k for k, v in data.metrics.items() if math.isnan(v)))
         records.append(record)
     if not records:
         return pd.DataFrame(columns=list(RUN_COLUMNS))

@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from tvrl_bench.report.run_frames import logged_nan
 from tvrl_bench.report.runs import StudyRuns
 from tvrl_bench.report.study_page.artifacts import ArtifactReader
 from tvrl_bench.report.study_page.comparisons import Comparisons, compare
@@ -82,7 +83,7 @@ def gather(runs: StudyRuns, client: Any, cache: Any, tables: list[TableResult], 
     """The page's data: tables, curves, the hacking panel, comparisons, videos and credit maps."""
     methods = group_methods(runs.trials)
     source = choose_source(runs.trials)
-    data = PageData(runs.study, _runs_note(runs), source, methods,
+    data = PageData(runs.study, _runs_note(runs) + _diverged_note(runs.trials, source), source, methods,
                     {m.label: colour(i) for i, m in enumerate(methods)})
     data.tables = table_sections(tables, folder)
     run_ids = [str(r) for m in methods for r in m.runs["run_id"]]
@@ -104,6 +105,17 @@ def _runs_note(runs: StudyRuns) -> str:
     text = f"{len(runs.trials)} finished trial run{'s' if len(runs.trials) != 1 else ''}"
     status = runs.status_note()
     return text + (f". {status}" if status else "")
+
+
+def _diverged_note(trials: pd.DataFrame, source: Source) -> str:
+    """'. 2 runs diverged: ...' for the runs whose final score or critic reward is a NaN they logged, else ''."""
+    metrics = (source.overall, source.critic)
+    diverged = [m for m in metrics if logged_nan(trials, m).any()]
+    runs = int(sum(logged_nan(trials, m) for m in metrics).astype(bool).sum()) if diverged else 0
+    if not runs:
+        return ""
+    return (f". {runs} run{'s' if runs != 1 else ''} diverged ({' or '.join(diverged)} logged as NaN): left out "
+            "of the comparisons below")
 
 
 # ---- curves --------------------------------------------------------------------------------------------------------

@@ -121,7 +121,8 @@ def compare(methods: list[Method], source: Source, prompt_scores: PromptScores |
                                  {s: SCALE * v for s, v in b.per_seed(source.overall).items()})
             delta = None if np.isnan(delta.delta) else delta
             if not len(sa.seeds) or not len(sb.seeds):
-                pairs.append(Pair(a.label, b.label, None, delta, f"no {source.overall} logged"))
+                lacking = a if not len(sa.seeds) else b
+                pairs.append(Pair(a.label, b.label, None, delta, f"{lacking.label}: {lacking.why_absent(source.overall)}"))
                 continue
             estimate = probability_of_improvement(sa.matrix, sb.matrix, resamples=resamples, seed=len(pairs),
                                                   bootstrap=BOOTSTRAP)
@@ -130,8 +131,10 @@ def compare(methods: list[Method], source: Source, prompt_scores: PromptScores |
     for m in methods:
         s = scores[m.label]
         if len(s.seeds) < MIN_IQM_SEEDS:
-            iqms.append(MethodIqm(m.label, None, f"{len(s.seeds)} seed{'s' if len(s.seeds) != 1 else ''}: the IQM "
-                                                 f"needs {MIN_IQM_SEEDS} or more"))
+            diverged = len(m.diverged(source.overall))
+            more = f" ({diverged} diverged: {source.overall} is NaN)" if diverged else ""
+            iqms.append(MethodIqm(m.label, None, f"{len(s.seeds)} seed{'s' if len(s.seeds) != 1 else ''}{more}: the "
+                                                 f"IQM needs {MIN_IQM_SEEDS} or more"))
         else:
             iqms.append(MethodIqm(m.label, iqm(s.matrix, resamples=resamples, seed=1000 + len(iqms),
                                                bootstrap=BOOTSTRAP)))

@@ -91,7 +91,7 @@ def _row(method: Method, base: Method | None, source: Source, step_zero: StepZer
     critic_m = method.per_seed(source.critic)
     row = HackingRow(method.label, critic_name, "", None, None, None)
     if not evaluator_m:
-        row.missing = f"no {source.overall} logged"
+        row.missing = method.why_absent(source.overall)
         return row
     baseline = _base_runs(base, critic_name)
     if baseline is not None:
@@ -110,10 +110,11 @@ def _row(method: Method, base: Method | None, source: Source, step_zero: StepZer
         return row
     row.evaluator = paired_delta(_scaled(evaluator_m), _scaled(evaluator_b))
     if not critic_m:
-        row.missing = f"no {source.critic} logged: the critic's gain is unknown"
+        row.missing = method.why_absent(source.critic, "no {metric} logged: the critic's gain is unknown")
         return row
     if not critic_b:
-        row.missing = f"the baseline logged no {source.critic}"
+        row.missing = ("the baseline " + baseline.why_absent(source.critic, "logged no {metric}")
+                       if baseline is not None else f"the baseline logged no {source.critic}")
         return row
     row.critic = paired_delta(_scaled(critic_m), _scaled(critic_b))
     seeds = set(evaluator_m) & set(critic_m) & set(evaluator_b) & set(critic_b)

@@ -3,9 +3,11 @@ values, and which metrics the page reads (`wide_eval/*` where every trial has th
 
 A method is every finished trial run that shares the values of the study's axis params that vary between trials
 (`policy`, `sampler`, `reward`, `credit`, `objective`, `evaluator`, `dataset`, `method`); the base model's runs
-(`method = base`) are one method, `base`, whatever axis values they carry. Its label joins the varying values
-(`window3`, `toy_oracle-uniform`). Its sample unit is the seed: runs of one seed are averaged, as in the tables;
-a run without a `seed` param counts as its own seed.
+(`method = base`) are one method, `base`, whatever axis values they carry. Its label joins the varying values and,
+varying or not, its credit and objective where the runs carry them, as the tables name a row (`window3-nft`,
+`toy_oracle-uniform`): a lone DiffusionNFT arm with uniform credit is `uniform-nft`, never its `method` param
+(`GRPO`, derived from the credit alone), which labels a method only when nothing else does. Its sample unit is
+the seed: runs of one seed are averaged, as in the tables; a run without a `seed` param counts as its own seed.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import math
 from dataclasses import dataclass, field
 
 import pandas as pd
+
+from tvrl_bench.report.run_frames import logged_nan
 
 AXES = ("policy", "sampler", "reward", "credit", "objective", "evaluator", "dataset", "method")
 BASE = "base"
@@ -52,6 +56,17 @@ class Method:
                 self._per_seed[metric] = {str(s): float(v) for s, v in means.items() if not math.isnan(v)}
         return dict(self._per_seed[metric])
 
+    def diverged(self, metric: str) -> list[str]:
+        """The seeds whose runs logged `metric` as NaN (they diverged; `per_seed` leaves them out)."""
+        return list(dict.fromkeys(str(s) for s in self.runs.loc[logged_nan(self.runs, metric), "_seed"]))
+
+    def why_absent(self, metric: str, otherwise: str = "no {metric} logged") -> str:
+        """Why this method has no value of `metric`: its runs diverged (logged NaN), else `otherwise`."""
+        seeds = self.diverged(metric)
+        if seeds:
+            return f"diverged: {metric} is NaN (seed{'s' if len(seeds) > 1 else ''} {', '.join(seeds)})"
+        return otherwise.format(metric=metric)
+
     def param(self, name: str) -> str | None:
         column = f"params.{name}"
         if column not in self.runs.columns:
@@ -84,6 +99,8 @@ def group_methods(trials: pd.DataFrame) -> list[Method]:
     is_base = (method_param == BASE).to_numpy()
     others = frame[~is_base]
     varying = [a for a in AXES if f"params.{a}" in others.columns and others[f"params.{a}"].nunique(dropna=False) > 1]
+    named = [a for a in ("credit", "objective") if f"params.{a}" in others.columns and others[f"params.{a}"].notna().any()]
+    varying = [a for a in AXES if a in varying or a in named]  # credit and objective name a method even when fixed
     methods = []
     if is_base.any():
         runs = frame[is_base].reset_index(drop=True)
