@@ -59,6 +59,8 @@ def _series(points: list[tuple[int, int, float]]) -> pd.Series:
 
 
 def _sql_histories(client: Any, run_ids: list[str], key: str) -> dict[str, list[tuple[int, int, float]]] | None:
+    from tvrl_bench.tracking.store_wait import is_locked, patiently
+
     try:
         from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
         from sqlalchemy import bindparam, text
@@ -70,11 +72,18 @@ def _sql_histories(client: Any, run_ids: list[str], key: str) -> dict[str, list[
             "SELECT run_uuid, step, timestamp, value, is_nan FROM metrics WHERE key = :key AND run_uuid IN :ids"
         ).bindparams(bindparam("ids", expanding=True))
         out: dict[str, list[tuple[int, int, float]]] = {}
-        with store.engine.connect() as conn:
-            for run_id, step, timestamp, value, is_nan in conn.execute(query, {"key": key, "ids": run_ids}):
-                out.setdefault(run_id, []).append((int(step), int(timestamp), float("nan") if is_nan else float(value)))
+        def read() -> None:
+            out.clear()
+            with store.engine.connect() as conn:
+                for run_id, step, timestamp, value, is_nan in conn.execute(query, {"key": key, "ids": run_ids}):
+                    out.setdefault(run_id, []).append((int(step), int(timestamp),
+                                                       float("nan") if is_nan else float(value)))
+
+        patiently(client.tracking_uri, read)  # a locked store waited for, as every MLflow call
         return out
-    except Exception:  # an unknown schema: the per-run requests still work
+    except Exception as exc:  # an unknown schema: the per-run requests still work
+        if is_locked(exc):
+            raise
         return None
 
 

@@ -53,7 +53,8 @@ _SQL = {
 
 
 def sql_runs_frame(client: Any, experiment_id: str) -> pd.DataFrame | None:
-    """The runs frame read directly from a SQL tracking store, or None when the store is not one (or fails)."""
+    """The runs frame read directly from a SQL tracking store, or None when the store is not one (or fails); a
+    locked store's error is raised, for the caller to wait it out."""
     try:
         from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
 
@@ -72,6 +73,10 @@ def sql_runs_frame(client: Any, experiment_id: str) -> pd.DataFrame | None:
         finally:
             connection.close()
     except Exception as exc:  # a schema this code does not know: the public API still works
+        from tvrl_bench.tracking.store_wait import is_locked
+
+        if is_locked(exc):
+            raise  # waited for by the caller (tracking/store_wait.py), not read slowly instead
         log.debug("reading runs with SQL failed (%s); using search_runs", exc)
         return None
     frame = parts["runs"].set_index("run_id")

@@ -149,7 +149,9 @@ def load_study_runs(study: str, tracking_uri: str | None = None, client: Any = N
             f"no MLflow experiment named '{study}' at {uri}{registry.suggest(study, names)} "
             f"(experiments there: {listed}). The experiment name is the study name."
         )
-    frame = sql_runs_frame(client, experiment.experiment_id)
+    from tvrl_bench.tracking.store import patiently
+
+    frame = patiently(uri, lambda: sql_runs_frame(client, experiment.experiment_id))
     if frame is None:
         frame = runs_frame(search_all_runs(client, experiment.experiment_id))
     return split_runs(frame, study=study, experiment_id=experiment.experiment_id, tracking_uri=uri)

@@ -14,11 +14,10 @@ store under a lock on its folder, so that when several commands first touch a ne
 MLflow's tables and the others wait for it (MLflow alone races: duplicate columns, half-made tables).
 
 A store that is locked for a while (another process holding a long write, a backup copying the file) is waited
-for: before every MLflow call through `client_for`, a probe of an SQLite store (`wait_unlocked`, one write
-transaction opened and rolled back without waiting) finds a lock at once; the call then waits for it, for up to
-$TVRL_STORE_PATIENCE_S seconds (default 300) counted to the second, with one warning line at the start of the
-wait, and past that fails as a TrackingError. A call that meets a lock taken after its probe is retried within
-the same patience.
+for (tracking/store_wait.py): every access (MLflow calls through `client_for`, the store's opening, the report's
+direct reads) finds a lock at once, then waits for it, for up to $TVRL_STORE_PATIENCE_S seconds (default 300)
+counted to the second from the first access that found it, with one warning line when that wait starts, and past
+that fails as a TrackingError. `check_store` never waits for a lock (a locked store is one that works).
 MLflow's own ERROR log of each failed statement (a traceback per try) is silenced: the one-line error says it.
 
 Artifacts (sample videos, credit heatmaps, tables) of an SQLite store live beside it, in `<file stem>_artifacts/`
@@ -34,22 +33,20 @@ import contextlib
 import fcntl
 import logging
 import os
-import sqlite3
-import time
 from pathlib import Path
 from typing import Any, Iterator
 
 from tvrl_bench.tracking.store_checks import check_store, existing_ancestor, refuse_foreign_database
+from tvrl_bench.tracking.store_wait import PATIENCE_ENV, PatientClient, is_locked, patience_s, patiently
 from tvrl_bench.tracking.store_uri import (DEFAULT_TRACKING_URI, HTTP_LIMITS, SQLITE_PREFIX, URI_ENV, TrackingError,
                                            artifact_location, bound_retries, resolve_uri, sqlite_path)
 
-__all__ = ["DEFAULT_TRACKING_URI", "HTTP_LIMITS", "SQLITE_PREFIX", "URI_ENV", "TrackingError", "artifact_location",
-           "bound_retries", "check_store", "client_for", "describe_failure", "is_locked", "is_tracking_failure",
-           "open_store", "patience_s", "PatientClient", "resolve_uri", "sqlite_path", "store_lock", "tracking_errors"]
+__all__ = ["DEFAULT_TRACKING_URI", "HTTP_LIMITS", "PATIENCE_ENV", "SQLITE_PREFIX", "URI_ENV", "TrackingError",
+           "artifact_location", "bound_retries", "check_store", "client_for", "describe_failure", "is_locked",
+           "is_tracking_failure", "open_store", "patience_s", "patiently", "PatientClient", "resolve_uri",
+           "sqlite_path", "store_lock", "tracking_errors"]
 
 log = logging.getLogger(__name__)
-
-PATIENCE_ENV, DEFAULT_PATIENCE_S = "TVRL_STORE_PATIENCE_S", 300.0
 
 
 @contextlib.contextmanager
@@ -90,7 +87,7 @@ def open_store(uri: str) -> None:
     with store_lock(uri), tracking_errors(uri):
         if path.exists():
             refuse_foreign_database(uri, path)
-        MlflowClient(uri).search_experiments(max_results=1)
+        patiently(uri, lambda: MlflowClient(uri).search_experiments(max_results=1))
     _OPENED.add(uri)
 
 
@@ -103,81 +100,6 @@ def client_for(uri: str) -> Any:
     open_store(uri)
     with tracking_errors(uri):
         return PatientClient(MlflowClient(uri), uri)
-
-
-def patience_s() -> float:
-    """How long a locked store is waited for: $TVRL_STORE_PATIENCE_S, else 300 s."""
-    return float(os.environ.get(PATIENCE_ENV) or DEFAULT_PATIENCE_S)
-
-
-def is_locked(exc: BaseException) -> bool:
-    """True for SQLite's "database is locked" (busy) error, however MLflow or SQLAlchemy wrapped it."""
-    text = str(exc)
-    return "database is locked" in text or "database table is locked" in text
-
-
-def wait_unlocked(path: Path, deadline: float, warn: Any) -> None:
-    """Return once the SQLite file at `path` takes a write transaction (opened and rolled back), calling `warn()`
-    first if it must wait; sqlite3.OperationalError "database is locked" when it is still locked at `deadline`
-    (time.monotonic), to the second. A file that is not there is not waited for."""
-    if not path.is_file():
-        return
-    waited = False
-    while True:
-        remaining = max(0.0, deadline - time.monotonic())
-        connection = sqlite3.connect(f"file:{path.resolve()}?mode=rw", uri=True, timeout=remaining if waited else 0)
-        try:
-            connection.execute("BEGIN IMMEDIATE")
-            connection.execute("ROLLBACK")
-            return
-        except sqlite3.OperationalError as exc:
-            if not is_locked(exc) or waited and time.monotonic() >= deadline:
-                raise
-            if not waited:
-                warn()
-            waited = True
-        finally:
-            connection.close()
-
-
-class PatientClient:
-    """An MlflowClient whose calls are retried while the store is locked, up to $TVRL_STORE_PATIENCE_S seconds.
-
-    A locked SQLite write did not commit, so trying it again is safe."""
-
-    def __init__(self, client: Any, uri: str):
-        self._client = client
-        self._uri = uri
-
-    def __getattr__(self, name: str) -> Any:
-        attribute = getattr(self._client, name)
-        if not callable(attribute) or name.startswith("_"):
-            return attribute
-
-        def patiently(*args, **kwargs):
-            patience = patience_s()
-            deadline, delay, warned = time.monotonic() + patience, 0.5, []
-            path = sqlite_path(self._uri)
-
-            def warn() -> None:
-                if not warned:
-                    log.warning("the tracking store %s is locked by another process; waiting for it (up to %.0f s, "
-                                "$%s)", self._uri, patience, PATIENCE_ENV)
-                    warned.append(True)
-
-            while True:
-                try:
-                    if path is not None:
-                        wait_unlocked(path, deadline, warn)  # a lock found at once, waited for to the second
-                    return attribute(*args, **kwargs)
-                except Exception as exc:
-                    if not is_locked(exc) or time.monotonic() + delay > deadline:
-                        raise
-                    warn()
-                    time.sleep(delay)
-                    delay = min(2 * delay, 10.0)
-
-        return patiently
 
 
 def describe_failure(uri: str, exc: BaseException) -> str:

@@ -1,6 +1,7 @@
 """`check_store(uri)`: a fast check of a tracking store before a command uses it (see tracking/store.py).
 
-It takes a few seconds at most, creates nothing, and raises TrackingError naming the URI and the fix when an
+It takes a few seconds at most (it never waits for a locked SQLite file: a lock means another process is using
+the store, which works), creates nothing, and raises TrackingError naming the URI and the fix when an
 SQLite file is not a database, belongs to something else, is empty where a command only reads it, or cannot be
 written (nor its folder), or when an `http(s)://` server does not answer.
 """
@@ -73,7 +74,7 @@ def existing_ancestor(folder: Path) -> Path:
 
 def _check_writable_database(uri: str, path: Path, fix: str) -> None:
     try:
-        connection = sqlite3.connect(f"file:{path.resolve()}?mode=rw", uri=True, timeout=5)
+        connection = sqlite3.connect(f"file:{path.resolve()}?mode=rw", uri=True, timeout=0)  # a lock: it works
         try:
             connection.execute("PRAGMA schema_version").fetchone()
             connection.execute("BEGIN IMMEDIATE")
@@ -98,7 +99,7 @@ def refuse_foreign_database(uri: str, path: Path) -> None:
     """A database with tables but none of MLflow's belongs to something else (an annotation page's judgments,
     another tool's data): MLflow would migrate its schema into it, so refuse it."""
     try:
-        connection = sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True, timeout=30)
+        connection = sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True, timeout=0)  # never waits
         try:
             tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         finally:
