@@ -111,6 +111,20 @@ def test_mistakes_are_named(kwargs, message):
         CombinedReward(**kwargs)
 
 
+def test_a_refused_value_is_shown_fixed_in_the_configs_own_critic_names():
+    from tvrl_bench.config import ConfigError, load_config
+
+    with pytest.raises(ConfigError) as refused:
+        load_config(["components/profiles/toy.gin", "components/rewards/combined_sum.gin"],
+                    ["rewards.combined.weights = {'toy_oracle': 0.0, 'toy_verdicts': 0.0}"])
+    assert str(refused.value).endswith("e.g. rewards.combined.weights = {'toy_oracle': 1.0, 'toy_verdicts': 1.0}")
+    with pytest.raises(ConfigError) as refused:
+        load_config(["components/profiles/toy.gin", "components/rewards/combined_sum.gin"],
+                    ["rewards.combined.critics = {'toy.oracle': @rewards.toy_oracle(), 'v': @rewards.toy_verdicts()}"])
+    assert "e.g. rewards.combined.critics = {'toy_oracle': @rewards.toy_oracle(), 'v': @rewards.toy_verdicts()}" \
+        in str(refused.value)
+
+
 def test_a_critic_alone_keeps_the_plain_path(batch):
     videos, prompts, checks = batch
     oracle = _oracle()

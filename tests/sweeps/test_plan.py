@@ -70,5 +70,6 @@ def test_excluded_combinations_are_left_out_and_bad_rules_name_the_line(tmp_path
     combos = {tuple(t.labels.values()) for t in trials}
     assert combos == {("grpo", "uniform"), ("grpo", "window3"), ("null", "window3")} and len(trials) == 6
     path.write_text(path.read_text().replace("'credit': 'uniform'}]", "'credit': 'window9'}]"))
-    with pytest.raises(ConfigError, match=r"sweeps\.study\.exclude .*axis -> one of that axis's values"):
+    with pytest.raises(ConfigError, match=r"sweeps\.study\.exclude .*axis -> one of that axis's values, e\.g\. "
+                                          r"\[\{'objective': 'null', 'credit': 'window3'\}\]$"):  # the study's own axes
         load_study(str(path))

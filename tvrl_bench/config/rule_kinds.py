@@ -24,11 +24,12 @@ def _integer(value: Any) -> bool:
 @dataclass(frozen=True)
 class Rule:
     """One parameter's valid values: `test(value)` is true for them; `must` says in words what the value must be
-    ("a number > 0"), `example` is a valid value as written in a config ("1.0")."""
+    ("a number > 0"), `example` is a valid value as written in a config ("1.0"), or a function of the refused value
+    giving one in the config's own names (a dict's keys kept: `{'toy_oracle': 1.0}`, not a made-up critic)."""
 
     test: Callable[[Any], bool]
     must: str
-    example: str
+    example: str | Callable[[Any], str]
 
     def accepts(self, value: Any) -> bool:
         try:
@@ -40,7 +41,8 @@ class Rule:
         """`NAME = VALUE must be ..., e.g. NAME = EXAMPLE`, or None when the value is valid."""
         if self.accepts(value):
             return None
-        return f"{name} = {value!r} must be {self.must}, e.g. {name} = {self.example}"
+        example = self.example(value) if callable(self.example) else self.example
+        return f"{name} = {value!r} must be {self.must}, e.g. {name} = {example}"
 
 
 def _bounds(low: float | None, high: float | None, low_open: bool, high_open: bool) -> tuple[Callable, str]:

@@ -37,6 +37,21 @@ def _named_critics(value: object) -> bool:
     return isinstance(value, dict) and bool(value) and all(isinstance(n, str) and n and "." not in n for n in value)
 
 
+def _critics_example(value: object) -> str:
+    """A valid `critics` in the config's own names: its critics kept, each name without '.' (or the usual two)."""
+    if not isinstance(value, dict) or not value:
+        return "{'oracle': @rewards.toy_oracle(), 'learned': @rewards.toy_learned()}"
+    names = [(str(n).replace(".", "_") or f"critic{i}") for i, n in enumerate(value)]
+    return "{" + ", ".join(f"'{n}': {c!r}" for n, c in zip(names, value.values())) + "}"
+
+
+def _weights_example(value: object) -> str:
+    """A valid `weights` in the config's own names: each critic it names weighted 1.0 (else None: 1 each)."""
+    if isinstance(value, dict) and value and all(isinstance(n, str) for n in value):
+        return "{" + ", ".join(f"'{n}': 1.0" for n in value) + "}"
+    return "None"
+
+
 def _finite_weights(value: object) -> bool:
     if value is None:
         return True
@@ -105,9 +120,9 @@ class CombinedReward(Reward):
         [Relation(("weights", "critics"), _weights_name_every_critic),
          Relation(("credit_from", "critics", "weights"), _credit_critic)],
         critics=Rule(_named_critics, "a non-empty dict {name: @rewards.<critic>()} whose names have no '.'",
-                     "{'oracle': @rewards.toy_oracle(), 'learned': @rewards.toy_learned()}"),
+                     _critics_example),
         weights=Rule(_finite_weights, "None (1 each) or a dict {critic: weight} of finite numbers, one non-zero "
-                     "at least", "{'oracle': 1.0, 'learned': 0.5}"),
+                     "at least", _weights_example),
         aggregate=one_of(*AGGREGATES),
     )
 

@@ -80,9 +80,17 @@ def check_raw(study: Any, path: str) -> None:
         for rule in study.exclude
     ):
         fail("exclude", f"= {study.exclude!r} must be a list of dicts of axis -> one of that axis's values, "
-                        "e.g. [{'objective': 'null', 'credit': 'uniform'}]")
+                        f"e.g. {_exclude_example(study.axes)}")
     if not isinstance(study.profile_axes, dict) or not all(isinstance(v, dict) for v in study.profile_axes.values()):
         fail("profile_axes", f"= {study.profile_axes!r} must map profile names to axes dicts")
+
+
+def _exclude_example(axes: dict) -> str:
+    """An `exclude` in the study's own axes: the last value of its first two axes (the made-up one without)."""
+    named = [(a, v[-1]) for a, v in axes.items() if isinstance(v, (list, tuple)) and v and isinstance(v[-1], str)]
+    if not named:
+        return "[{'objective': 'nft_null', 'credit': 'uniform'}]"
+    return "[{" + ", ".join(f"'{a}': '{v}'" for a, v in named[:2]) + "}]"
 
 
 def check_study(study: Any, path: str) -> None:
