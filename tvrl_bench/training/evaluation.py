@@ -4,12 +4,13 @@ critic (so reward hacking, critic up and evaluator flat, shows)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import torch
 
 from tvrl_bench.policies.base import Policy
 from tvrl_bench.prompts import PromptItem
+from tvrl_bench.training.eval_progress import EvalProgress
 from tvrl_bench.training.step.rollout import chunks, generate
 from tvrl_bench.training.step.scoring import score_videos
 from tvrl_bench.training.seeding import generator
@@ -84,8 +85,9 @@ class TrialEvaluation:
         """How many eval prompts (the first ones) `subset` generates."""
         return len(self.items[: self.s.eval_subset or len(self.items)])
 
-    def full(self) -> Evaluation:
-        """Every eval prompt, generated batch by batch into the evaluator (which may stream them to disk)."""
+    def full(self, progress: Callable[[int], None] = lambda done: None) -> Evaluation:
+        """Every eval prompt, generated batch by batch into the evaluator (which may stream them to disk);
+        `progress(done)` after each batch, with the prompts generated and scored so far."""
         samples: list[torch.Tensor] = []
         critic: list[torch.Tensor] = []
 
@@ -97,11 +99,21 @@ class TrialEvaluation:
                 checks = [it.checks for it in items]
                 critic.append(self.critic_rewards(videos, prompts, checks))
                 yield videos, prompts, checks
+                progress(c.stop)
 
         metrics, records = self.s.evaluator.evaluate_batches(batches())
         metrics["critic_reward"] = float(torch.cat(critic).mean())
         stacked = torch.stack(samples) if samples else None
         return Evaluation(metrics, records, stacked, self.items[: len(samples)])
+
+    def full_shown(self, what: str, bar: bool) -> Evaluation:
+        """`full()` showing its progress (`what`: "wide evaluation of 594 held-out prompts"): a bar, or log lines
+        without one (training/eval_progress.py)."""
+        progress = EvalProgress(what, len(self.items), bar)
+        try:
+            return self.full(progress)
+        finally:
+            progress.close()
 
     def subset(self) -> dict[str, float]:
         """The evaluator's metrics and the critic's mean reward (`critic_reward`) on the first eval_subset eval

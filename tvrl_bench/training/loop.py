@@ -216,11 +216,12 @@ class Trainer:
                     if wide:
                         sharded_eval.full_alongside(self.wide_evaluation)
                 return None
-            result = self.evaluation.full()
+            result = self.evaluation.full_shown(f"final evaluation of {len(self.eval_items)} eval prompts", self.progress)
             if wide:
-                scored = self.wide_evaluation.full()
-                result.wide = WideEvaluation(scored.metrics, len(self.wide_evaluation.items), self.wide_dropped,
-                                             scored.records)
+                count = len(self.wide_evaluation.items)
+                scored = self.wide_evaluation.full_shown(f"wide evaluation of {count} held-out prompts "
+                                                         f"({self.wide_dropped} trained scenes left out)", self.progress)
+                result.wide = WideEvaluation(scored.metrics, count, self.wide_dropped, scored.records)
             if result.samples is not None:
                 self.hooks.on_samples("final", result.samples, result.sample_items)
             return result
