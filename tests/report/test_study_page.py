@@ -403,3 +403,15 @@ def test_a_nan_metric_reads_as_diverged_not_as_missing(new_study, mlflow_store, 
     assert "Diverged: 4 runs logged eval/overall as NaN; left out of its cells." in table
     assert "runs with credit=window3 diverged: 3 logged 'eval/overall' as NaN" in table
     assert "no metric" not in table and "no eval/overall logged" not in html
+
+
+def test_a_diverged_wide_evaluation_still_counts_as_logged():
+    import pandas as pd
+
+    from tvrl_bench.report.study_page.methods import choose_source
+
+    trials = pd.DataFrame({"run_id": ["a", "b"], "metrics.wide_eval/overall": [0.5, float("nan")],
+                           "nan_metrics": [(), ("wide_eval/overall",)]})
+    assert choose_source(trials).prefix == "wide_eval"
+    trials["nan_metrics"] = [(), ()]  # b never logged one: both read eval/*
+    assert choose_source(trials).prefix == "eval"

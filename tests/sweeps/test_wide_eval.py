@@ -59,6 +59,7 @@ def test_wide_eval_reproduces_each_trials_own_evaluation_then_logs_the_wider_sco
                  "--csv", str(table), "--tracking-uri", uri, "--no-progress"]) == 2
     printed, err = capsys.readouterr()
     assert "tiny: the trials' own eval prompts" in printed and "wider held-out prompts" in printed
+    assert "tvrl-bench wide-eval: 4 of 4 trials scored (" in err  # --no-progress: a line per trial, not silence
     assert "logged wide_eval/* to 4 trial runs of 'tiny'" in printed
     assert err.strip().splitlines()[-1] == (
         f"tvrl-bench wide-eval: error: study page not written: {blocked}: a folder stands where this file goes; move "

@@ -48,6 +48,7 @@ def wide_eval(capsys, *args: str) -> tuple[int, list[str]]:
     (["--workers", "0"], "--workers 0: give 1 or more processes"),
     (["--csv", "."], "--csv .: this is a folder; name a file for every trial's own and wide metrics, e.g. --csv "
                      "./wide_eval.csv"),
+    (["--out", __file__], f"--out {__file__}: this is a file; pass the sweep's --out folder"),
     (["--steps", "-1"], "--steps -1: give the --steps the sweep ran with"),
 ])
 def test_a_bad_flag_is_one_prefixed_line(capsys, flags, needle):

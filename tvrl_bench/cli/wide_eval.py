@@ -63,6 +63,8 @@ def check_flags(args: argparse.Namespace) -> None:
         raise UserError(f"--steps {args.steps}: give the --steps the sweep ran with (0 or more), or leave it out")
     if args.csv:
         check_out_file(args.csv, "every trial's own and wide metrics", "--csv", "wide_eval.csv")
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise UserError(f"--out {args.out}: this is a file; pass the sweep's --out folder (it holds runs/<study>/)")
 
 
 def check_outputs(args: argparse.Namespace, study_name: str) -> None:
@@ -102,8 +104,8 @@ def run(args: argparse.Namespace) -> int:
             run_ids = trial_runs(uri, study.name, specs)
         try:
             scores = score_all(score_trial, specs, runs, args.prompts, args.workers,
-                               lambda futures, total: tqdm(futures, total=total, desc="trials",
-                                                           disable=args.no_progress))
+                               announced if args.no_progress else
+                               lambda futures, total: tqdm(futures, total=total, desc="trials"))
         except Stopped as stop:
             print(f"tvrl-bench wide-eval: stopped by {stop}: its workers are stopped and nothing was logged; rerun "
                   "to score the study", file=sys.stderr)
@@ -112,6 +114,18 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if lock is not None:
             lock.release()
+
+
+def announced(futures, total: int):
+    """The scored trials as they finish, each said in a line on stderr (--no-progress: no bar, never silent)."""
+    import time
+
+    started = time.perf_counter()
+    print(f"tvrl-bench wide-eval: scoring {total} trials", file=sys.stderr, flush=True)
+    for done, future in enumerate(futures, start=1):
+        yield future
+        print(f"tvrl-bench wide-eval: {done} of {total} trials scored ({time.perf_counter() - started:.0f} s)",
+              file=sys.stderr, flush=True)
 
 
 def report(args: argparse.Namespace, study, specs, scores, logging_to) -> int:

@@ -154,10 +154,12 @@ class Source:
 
 def choose_source(trials: pd.DataFrame) -> Source:
     """`wide_eval/*` when every finished trial logged `wide_eval/overall` (the final policies scored on more
-    held-out prompts by `tvrl-bench wide-eval` or the trial itself), else `eval/*`."""
+    held-out prompts by `tvrl-bench wide-eval` or the trial itself; a NaN, a diverged trial, counts as logged),
+    else `eval/*`."""
     total = len(trials)
     column = "metrics.wide_eval/overall"
-    have = int(pd.to_numeric(trials[column], errors="coerce").notna().sum()) if column in trials.columns else 0
+    logged = pd.to_numeric(trials[column], errors="coerce").notna() if column in trials.columns else None
+    have = int((logged | logged_nan(trials, "wide_eval/overall")).sum()) if logged is not None else 0
     if total and have == total:
         prompts = _prompts_tag(trials)
         more = f" on {prompts} held-out prompts" if prompts else ""
