@@ -163,8 +163,8 @@ def test_a_page_that_cannot_be_written_ends_a_finished_sweep_with_one_line_and_e
     from tvrl_bench.executors import base
 
     monkeypatch.setattr(base, "build_executor", lambda *args, **kwargs: InProcess())  # the trial in this process
-    study = write_study(tmp_path, tiny_policy_path, axes="{'credit': ['uniform']}", steps=1,
-                        extra=("training.trial.sample_videos = 0",))
+    study = write_study(tmp_path, tiny_policy_path, axes="{'credit': ['uniform']}", steps=0,
+                        extra=("training.trial.sample_videos = 0",))  # evaluation only: seconds
     (tmp_path / "out" / "reports" / "tiny" / "index.html").mkdir(parents=True)
     uri = f"sqlite:///{tmp_path / 'q.db'}"
     assert main([str(study), "--tracking-uri", uri, "--out", str(tmp_path / "out"), "--no-progress"]) == 2
