@@ -37,9 +37,9 @@ from tqdm.auto import tqdm
 
 from tvrl_bench.cli.script import above, at_least, must, run_script, script_parser
 from tvrl_bench.config import load_config
-from tvrl_bench.datasets.toy import signatures, training_batch
 from tvrl_bench.recipes.flow_matching import draw_noise, drop_prompts, flow_matching_loss, to_latents
 from tvrl_bench.recipes.pretrain_policy import RECIPES
+from tvrl_bench.recipes.worlds import pretrain_world
 from tvrl_bench.report.stats import paired_delta
 from tvrl_bench.sweeps.wide_eval import wider_eval_items
 from tvrl_bench.training.evaluation import TrialEvaluation
@@ -48,7 +48,6 @@ from tvrl_bench.training.settings import TrialSettings
 from tvrl_bench.training.trial.build import build_settings
 from tvrl_bench.training.step.rollout import chunks, generate, sample_rollouts
 from tvrl_bench.training.step.scoring import score_videos
-from tvrl_bench.world.difficulty import DEFAULT
 
 
 @torch.no_grad()
@@ -106,10 +105,10 @@ def distil(policy, x0: torch.Tensor, prompts: list[str], recipe, steps: int, bat
     return policy
 
 
-def ground_truth(count: int, seed: int, exclude: frozenset) -> tuple[torch.Tensor, list[str]]:
-    """`count` fresh scenes of the toy world, rendered: (x0 latents [count, 3, F, H, W], prompts), none of them a
-    scene in `exclude` (signatures)."""
-    batch = training_batch(count, random.Random(seed), DEFAULT, exclude=exclude)
+def ground_truth(world, count: int, seed: int, exclude: list) -> tuple[torch.Tensor, list[str]]:
+    """`count` fresh scenes of the recipe's world (recipes/worlds.py), rendered: (x0 latents [count, 3, F, H, W],
+    prompts), none of them the scene of a prompt in `exclude` (PromptItems)."""
+    batch = world.batch(count, random.Random(seed), world.signatures(exclude))
     return to_latents(batch.videos), list(batch.prompts)
 
 
@@ -162,6 +161,7 @@ def distil_ceiling(args: argparse.Namespace) -> None:
     finally:
         gin.clear_config()
     recipe = RECIPES[args.recipe]
+    world = pretrain_world(recipe.world)
     train_items = list(s.dataset.train)
     eval_items, dropped = wider_eval_items(s, args.eval_prompts, flag="--eval_prompts")
     started = time.perf_counter()
@@ -178,7 +178,7 @@ def distil_ceiling(args: argparse.Namespace) -> None:
         first_round = None
         for name, policy in arms.items():
             if name == "truth":
-                x0, prompts = ground_truth(len(items), args.seed + round_, signatures(eval_items) | signatures(items))
+                x0, prompts = ground_truth(world, len(items), args.seed + round_, [*eval_items, *items])
                 print(f"round {round_ + 1} truth: {len(x0)} ground-truth videos", flush=True)
                 distil(policy, x0, prompts, recipe, args.steps, args.batch, args.lr, args.seed + 1000 * round_,
                        f"truth r{round_ + 1}")

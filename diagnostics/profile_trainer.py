@@ -12,8 +12,10 @@ from typing import Iterator
 import gin
 import torch
 
+from tvrl_bench import registry
 from tvrl_bench.cli.script import UserError
 from tvrl_bench.config import load_config
+from tvrl_bench.credit.base import CreditRouter
 from tvrl_bench.training.checkpoint import CheckpointDir
 from tvrl_bench.training.processes import Processes
 from tvrl_bench.training.loop import Trainer
@@ -51,6 +53,16 @@ def profile_trainer(args: argparse.Namespace) -> Iterator[Trainer]:
                                 "(OUT/runs/STUDY/KEY)")
             print(f"measuring at the weights of {args.checkpoint}, step {trainer.load_state(saved)}")
         yield trainer
+
+
+def router_of(args: argparse.Namespace, preset: str) -> CreditRouter:
+    """The credit router that `preset` (a components/credit/*.gin file) binds, on top of the profile, files and
+    bindings in `args` (so a profile's own router bindings apply); gin's config is cleared afterwards."""
+    load_config([args.profile, *args.files, preset], list(args.gin_bindings))
+    try:
+        return registry.build("CREDIT")
+    finally:
+        gin.clear_config()
 
 
 def batch_gradients(trainer: Trainer, batches: int) -> list[list[torch.Tensor]]:

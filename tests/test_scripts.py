@@ -48,6 +48,9 @@ SMOKE_ARGS: dict[str, list[str]] = {
     "diagnostics/grad_signal.py": ["--batches", "2", *PROFILE],
     "diagnostics/pathwise.py": ["--steps", "1", "--eval_every", "1", *PROFILE],
     "diagnostics/step_landscape.py": ["--alphas", "1e-5", *PROFILE],
+    "diagnostics/screen_gradients.py": ["--batches", "2", "--reference_rollouts", "4", *PROFILE],
+    "diagnostics/screen_locality.py": ["--steps", "1", *PROFILE],
+    "diagnostics/screen_noise.py": ["--seeds", "0", "--steps", "1", "--factor", "2", "--prompts", "6", *PROFILE],
 }
 
 
@@ -69,10 +72,14 @@ BAD_ARGS: dict[str, tuple[list[str], str]] = {
     "diagnostics/grad_signal.py": (["--batches", "1"], "--batches 1: give 2 or more"),
     "diagnostics/pathwise.py": (["--eval_every", "0"], "--eval_every 0: give 1 or more"),
     "diagnostics/step_landscape.py": (["--alphas", "1e-5", "-1"], "--alphas -1.0: give a number above 0"),
+    "diagnostics/screen_gradients.py": (["--batches", "1"], "--batches 1: give 2 or more"),
+    "diagnostics/screen_locality.py": (["--local", "0"], "--local 0.0: give a fraction in (0, 1]"),
+    "diagnostics/screen_noise.py": (["--factor", "1"], "--factor 1: give 2 or more"),
 }
 CONFIG_SCRIPTS = ["benchmarks/step.py", "diagnostics/ascent.py", "diagnostics/calibration.py",
                   "diagnostics/chain_linearity.py", "diagnostics/credit_concentration.py", "diagnostics/distill_ceiling.py",
-                  "diagnostics/grad_signal.py", "diagnostics/pathwise.py", "diagnostics/step_landscape.py"]
+                  "diagnostics/grad_signal.py", "diagnostics/pathwise.py", "diagnostics/step_landscape.py",
+                  "diagnostics/screen_gradients.py", "diagnostics/screen_locality.py", "diagnostics/screen_noise.py"]
 
 
 def test_every_script_has_its_smallest_arguments_and_a_bad_one():

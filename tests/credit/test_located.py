@@ -65,3 +65,17 @@ def test_checks_are_combined_as_the_mean_of_their_maps_and_padding_is_left_out()
 def test_without_the_steps_checks_it_says_how_to_route_it():
     with pytest.raises(ValueError, match="checks="):
         LocatedRouter()(None, render_batch([scene()]), PIXEL_GRID)
+
+
+def test_a_slot_check_is_credited_to_its_slot_whatever_is_drawn_there():
+    from tvrl_bench.world.slots import render_slots, sample_slot_scene
+
+    scene = sample_slot_scene(0, colours=("red", "green", "blue", "yellow"))
+    video = render_slots([scene])
+    checks = [["Is the top right object magenta?", "Is the bottom left object blue?"]]  # the first one fails
+    maps = LocatedRouter().given_checks(checks).per_check(None, video, PIXEL_GRID)  # [1, 2, F, H, W]
+    for k, (x0, y0, x1, y1) in enumerate(((8, 0, 16, 8), (0, 8, 8, 16))):
+        inside = torch.zeros(16, 16, dtype=torch.bool)
+        inside[y0:y1, x0:x1] = True
+        assert torch.all(maps[0, k][..., ~inside] == 0)
+        assert torch.allclose(maps[0, k][..., inside], torch.tensor(4.0))  # mean 1 over the frame: a quarter of it

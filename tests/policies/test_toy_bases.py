@@ -11,7 +11,8 @@ from tvrl_bench.policies.toy import SHIPPED_BASES, ToyPolicy
 from tvrl_bench.recipes.pretrain_policy import RECIPES
 
 
-@pytest.mark.parametrize("base, grid", [("v1", (4, 8, 8)), ("v2", (2, 8, 8)), ("v2_18k", (2, 8, 8))])
+@pytest.mark.parametrize("base, grid", [("v1", (4, 8, 8)), ("v2", (2, 8, 8)), ("v2_18k", (2, 8, 8)),
+                                        ("v2_noisy_captions", (2, 8, 8)), ("slots_clean", (2, 8, 8)), ("slots", (2, 8, 8))])
 def test_each_shipped_base_loads_by_name_and_records_its_recipe(base, grid):
     policy = ToyPolicy(base=base)
     assert policy.latent_shape() == (3, 8, 16, 16)

@@ -6,6 +6,7 @@ palette when it lies within `tolerance` (Euclidean RGB), the exact evaluator's f
     object, colour, motion checks: the pixels of the check's colour ("Is there a red circle?" -> red pixels)
     background check:              the pixels of the named background colour
     shape and count checks:        the pixels of any sprite colour (every object)
+    slot checks (the slot world):  the slot's pixel box in every frame, whatever is drawn there
 
 and the whole video where no pixel matches (the object is absent). The per-check pixel masks are pooled to tokens,
 normalised to mean 1 and combined over the prompt's checks like any gradient map (credit/base.py).
@@ -22,6 +23,7 @@ from tvrl_bench.credit.base import COMBINE_MODES, GradientRouter
 from tvrl_bench.registry import register
 from tvrl_bench.world.checks import parse_check
 from tvrl_bench.world.palette import ALL_COLOURS, SPRITE_COLOURS, palette_tensor
+from tvrl_bench.world.slots import slot_box
 
 _SPRITES = [ALL_COLOURS.index(name) for name in SPRITE_COLOURS]
 
@@ -38,7 +40,11 @@ def palette_labels(video: torch.Tensor, tolerance: float) -> torch.Tensor:
 def check_pixels(labels: torch.Tensor, check: str) -> torch.Tensor:
     """mask[F, H, W] (float, 0/1) of one check's object in one video's labels[F, H, W]; all ones when absent."""
     spec = parse_check(check)
-    if spec.colour is not None:
+    if spec.kind == "slot":
+        x0, y0, x1, y1 = slot_box(spec.slot, *labels.shape[1:])
+        found = torch.zeros_like(labels, dtype=torch.bool)
+        found[:, y0:y1, x0:x1] = True
+    elif spec.colour is not None:
         found = labels == ALL_COLOURS.index(spec.colour)
     elif spec.background is not None:
         found = labels == ALL_COLOURS.index(spec.background)

@@ -12,7 +12,9 @@ Per video[F, 3, H, W]:
    motion is the least-squares velocity (px / frame) of the named object's centroid over the frames it is
    seen in: static below `min_speed`, otherwise the dominant axis when it is at least twice the other; the
    background is the named colour covering at least `background_fraction` of all pixels; the count is the most
-   common number of objects per frame.
+   common number of objects per frame; a slot check (the slot world, world/slots.py) passes when the asked colour
+   covers the most pixels of the slot's box, at least `min_area` of them, in at least `min_frame_fraction` of
+   the frames.
 Metrics: per-check accuracy pooled per category (object, attribute, motion, background, count), `overall` = the
 mean of the categories present. Raw records (one per video): index, prompt, score (the mean over the video's
 categories of its own per-category accuracy), fraction (checks passed), and each check with its answer.
@@ -33,6 +35,7 @@ from tvrl_bench.config.rules import Checks, number, positive
 from tvrl_bench.registry import register
 from tvrl_bench.world.checks import CATEGORIES, CheckSpec, parse_check
 from tvrl_bench.world.palette import ALL_COLOURS, SPRITE_COLOURS, rgb
+from tvrl_bench.world.slots import slot_box
 
 _SPRITE_INDEX = {name: ALL_COLOURS.index(name) for name in SPRITE_COLOURS}
 
@@ -163,6 +166,8 @@ class ToyEvaluator(Evaluator):
             per_frame = Counter(b.frame for b in blobs)
             counts = Counter(per_frame.get(f, 0) for f in range(frames))
             return counts.most_common(1)[0][0] == spec.count
+        if spec.kind == "slot":
+            return self._slot_colour_seen(spec, labels)
         if spec.kind == "colour":
             return self._seen({b.frame for b in blobs if b.colour == spec.colour}, frames)
         if spec.kind == "shape":
@@ -179,6 +184,18 @@ class ToyEvaluator(Evaluator):
                 return False
             return self.motion_of(self.velocity(sorted(largest.values(), key=lambda b: b.frame))) == spec.motion
         raise ValueError(f"evaluators.toy cannot answer a '{spec.kind}' check")
+
+    def _slot_colour_seen(self, spec: CheckSpec, labels: np.ndarray) -> bool:
+        """Whether the asked colour is the slot's colour: the sprite colour covering the most of the slot's pixels,
+        at least min_area of them, in at least min_frame_fraction of the frames (labels[F, H, W] segmented)."""
+        frames, height, width = labels.shape
+        x0, y0, x1, y1 = slot_box(spec.slot, height, width)
+        box = labels[:, y0:y1, x0:x1].reshape(frames, -1)
+        indices = np.array(list(_SPRITE_INDEX.values()))
+        counts = (box[:, :, None] == indices).sum(1)  # [F, C]: pixels of each sprite colour
+        asked = list(_SPRITE_INDEX).index(spec.colour)
+        wins = (counts.argmax(1) == asked) & (counts[:, asked] >= self.min_area)
+        return self._seen(set(np.nonzero(wins)[0].tolist()), frames)
 
     def verdicts(self, video: np.ndarray, specs: list[CheckSpec]) -> list[bool]:
         """The yes (True) / no answers to `specs` for one video[F, 3, H, W] (a float array in [0, 1])."""

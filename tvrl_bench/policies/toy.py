@@ -35,7 +35,7 @@ from tvrl_bench.tokens import TokenGrid
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 # The shipped base checkpoints, by the recipe that made them (tvrl_bench.recipes.pretrain_policy.RECIPES).
 SHIPPED_BASES = {name: ASSETS / ("toy_policy" if name == "v1" else f"toy_policy_{name}")
-                 for name in ("v1", "v2", "v2_18k", "v2_noisy_captions")}
+                 for name in ("v1", "v2", "v2_18k", "v2_noisy_captions", "slots_clean", "slots")}
 DEFAULT_PATH = SHIPPED_BASES["v1"]
 NUM_TRAIN_TIMESTEPS = 1000  # HunyuanVideo-1.5 feeds the transformer timestep = sigma * 1000
 

@@ -32,6 +32,7 @@ class PolicyRecipe:
     Fine-tuning: init, a shipped base (policies.toy.base) to start from instead of fresh weights; such a recipe
     trains the transformer only (as RL does: the words keep the embeddings the base learned). caption_noise: the
     captions' corruption (recipes/caption_noise.py; p 0 leaves them as the world wrote them).
+    world: the world it is trained on, 'sprites' (world/) or 'slots' (world/slots.py) (recipes/worlds.py).
     Validation: val_every (steps), n_val (held-out prompts), guidance, sample_steps; n_eval: final scores on the
     first n_eval prompts of the datasets.toy eval set (its default 64), micro_batch: prompts per sampling forward.
     """
@@ -62,6 +63,7 @@ class PolicyRecipe:
     lean_forward: bool = False
     init: str | None = None
     caption_noise: CaptionNoise = CaptionNoise()
+    world: str = "sprites"
 
     def __post_init__(self) -> None:
         problems = []

@@ -35,15 +35,10 @@ from typing import Any
 
 import torch
 
-from tvrl_bench.recipes.caption_noise import CaptionNoise, captions
+from tvrl_bench.recipes.caption_noise import CaptionNoise
 from tvrl_bench.recipes.flow_matching import (Ema, PolicyRecipe, draw_noise, drop_prompts, flow_matching_loss,
                                               learning_rate, pretrained_parameters, to_latents)
-from tvrl_bench.datasets.toy import prompt_item, signatures, toy_prompt_set, training_batch, unique_descriptions
-from tvrl_bench.world.difficulty import DEFAULT
-from tvrl_bench.world.grammar import prompt_of
-from tvrl_bench.world.palette import BACKGROUNDS, SPRITE_COLOURS
-from tvrl_bench.world.scene import SceneDescription, SpriteDescription
-from tvrl_bench.world.vocabulary import MOTIONS, SHAPES
+from tvrl_bench.recipes.worlds import SpriteWorldData, pretrain_world
 
 # The named recipes `tvrl-bench prepare-toy --recipe` builds (docs/toy/policy.md describes each).
 _V2 = PolicyRecipe(
@@ -56,54 +51,38 @@ RECIPES: dict[str, PolicyRecipe] = {
     "v2_18k": replace(_V2, steps=18_000),
     "v2_noisy_captions": replace(_V2, init="v2_18k", steps=1_500, batch=32, lr=1e-4, warmup=0, ema=0.0,
                                  val_every=1_500, caption_noise=CaptionNoise(p=0.8, kind="colour")),
+    # The slot world (world/slots.py): first a clean base that draws every colour in every slot, then the default
+    # base fine-tuned on captions whose slot colours are swapped independently (docs/toy/policy.md).
+    "slots_clean": PolicyRecipe(world="slots", steps=2_000, width=64, heads=2, layers=3, patch_t=4, loss="balanced",
+                                logit_mean=0.5, val_every=2_000, lean_forward=True),
 }
+RECIPES["slots"] = replace(RECIPES["slots_clean"], init="slots_clean", steps=1_500, batch=32, lr=1e-4, warmup=0,
+                           ema=0.0, val_every=1_500, caption_noise=CaptionNoise(p=0.5, kind="colour"))
 
-# Offsets from the pretraining seed: validation prompts, validation / evaluation sampling noise, caption corruption.
-VALIDATION_STREAM, SAMPLING_STREAM, CAPTION_STREAM = 7_919, 104_729, 15_485_863
+# Offsets from the pretraining seed: validation / evaluation sampling noise, caption corruption (the validation
+# prompts' offset, VALIDATION_STREAM, is in recipes/worlds.py).
+SAMPLING_STREAM, CAPTION_STREAM = 104_729, 15_485_863
 
 
 def toy_vocabulary() -> list[str]:
-    """Every word the toy grammar writes, for every colour, shape, motion and background of the palette.
-
-    Enumerated through `prompt_of` (so articles, 'and', 'on', 'background' and the motion phrases come from the
-    grammar itself), covering the hard difficulty's words too; in first-seen order, so it is reproducible.
-    """
-    words: dict[str, None] = {}
-    colours = list(SPRITE_COLOURS)
-    for background in BACKGROUNDS:
-        for i, colour in enumerate(colours):
-            for shape in SHAPES:
-                for motion in MOTIONS:
-                    first = SpriteDescription(colour, shape, motion)
-                    second = SpriteDescription(colours[(i + 1) % len(colours)], shape, motion)
-                    for sprites in ((first,), (first, second)):
-                        for word in prompt_of(SceneDescription(background, sprites)).lower().split():
-                            words.setdefault(word, None)
-    return list(words)
+    """Every word the sprite world's grammar writes (recipes/worlds.py SpriteWorldData.vocabulary)."""
+    return SpriteWorldData().vocabulary()
 
 
 def split_prompts(seed: int, n_val: int, n_eval: int) -> tuple[tuple, tuple, frozenset]:
-    """(validation PromptItems, eval PromptItems, signatures to keep out of pretraining).
-
-    Eval: the first n_eval prompts of datasets.toy's eval set at its default seed and sizes (the set trials are
-    evaluated on). Validation: n_val further scenes drawn from the pretraining seed, none of them an eval scene.
-    """
-    eval_set = toy_prompt_set().eval
-    if n_eval > len(eval_set):
-        raise ValueError(f"n_eval={n_eval}: the datasets.toy eval set has {len(eval_set)} prompts")
-    eval_signatures = signatures(eval_set)
-    scenes = unique_descriptions(n_val, random.Random(seed + VALIDATION_STREAM), DEFAULT, exclude=eval_signatures)
-    validation = tuple(prompt_item(s, DEFAULT.count_checks) for s in scenes)
-    return validation, tuple(eval_set[:n_eval]), eval_signatures | signatures(validation)
+    """The sprite world's (validation PromptItems, eval PromptItems, signatures to keep out of pretraining)
+    (recipes/worlds.py SpriteWorldData.split)."""
+    return SpriteWorldData().split(seed, n_val, n_eval)
 
 
 def build_policy(folder: Path, seed: int, recipe: PolicyRecipe):
     """A freshly initialised ToyPolicy written to and loaded from `folder`, with its text encoder trainable."""
     from tvrl_bench.policies.toy import ToyPolicy
 
+    world = pretrain_world(recipe.world)
     model = dict(width=recipe.width, heads=recipe.heads, layers=recipe.layers, patch=recipe.patch, patch_t=recipe.patch_t)
-    ToyPolicy.create(folder, toy_vocabulary(), seed=seed, text_dim=recipe.width, **model)
-    policy = ToyPolicy(str(folder), guidance=recipe.guidance, frames=DEFAULT.frames, height=DEFAULT.height, width=DEFAULT.width,
+    ToyPolicy.create(folder, world.vocabulary(), seed=seed, text_dim=recipe.width, **model)
+    policy = ToyPolicy(str(folder), guidance=recipe.guidance, frames=world.frames, height=world.height, width=world.width,
                        fast=recipe.lean_forward)
     policy.text_encoder.requires_grad_(True)
     return policy
@@ -112,8 +91,10 @@ def build_policy(folder: Path, seed: int, recipe: PolicyRecipe):
 def shipped_base(recipe: PolicyRecipe):
     """The shipped base `recipe.init`, loaded to be fine-tuned (transformer trainable, text encoder frozen)."""
     from tvrl_bench.policies.toy import ToyPolicy
-    return ToyPolicy(base=recipe.init, guidance=recipe.guidance, frames=DEFAULT.frames, height=DEFAULT.height,
-                     width=DEFAULT.width, fast=recipe.lean_forward)
+
+    world = pretrain_world(recipe.world)
+    return ToyPolicy(base=recipe.init, guidance=recipe.guidance, frames=world.frames, height=world.height,
+                     width=world.width, fast=recipe.lean_forward)
 
 
 @torch.no_grad()
@@ -157,7 +138,8 @@ def pretrain_policy(
     out_dir = Path(out_dir)
     started, cpu_started = time.perf_counter(), time.process_time()
 
-    validation, eval_items, excluded = split_prompts(seed, recipe.n_val, recipe.n_eval)
+    world = pretrain_world(recipe.world)
+    validation, eval_items, excluded = world.split(seed, recipe.n_val, recipe.n_eval)
     if recipe.init is None:
         with tempfile.TemporaryDirectory(prefix="toy-policy-init-") as init:
             policy = build_policy(Path(init), seed, recipe)
@@ -179,9 +161,9 @@ def pretrain_policy(
     smoothed = None
     bar = tqdm(total=recipe.steps, desc="pretrain toy policy", unit="step", disable=not progress, dynamic_ncols=True)
     for step in range(recipe.steps):
-        batch = training_batch(recipe.batch, data_rng, DEFAULT, exclude=excluded)
+        batch = world.batch(recipe.batch, data_rng, excluded)
         x0 = to_latents(batch.videos)
-        prompts = drop_prompts(captions(batch, recipe.caption_noise, caption_rng), generator, recipe.prompt_dropout)
+        prompts = drop_prompts(world.captions(batch, recipe.caption_noise, caption_rng), generator, recipe.prompt_dropout)
         noise, sigma = draw_noise(x0, generator, recipe)
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, recipe)
@@ -226,7 +208,7 @@ def pretrain_policy(
         "torch_threads": torch.get_num_threads(),
         "recipe": asdict(recipe),
         "validation": {"n_prompts": len(validation), "best": _rounded(best), "history": history},
-        "eval": {"dataset": "datasets.toy eval (seed 0)", "n_prompts": len(eval_items), "scores": _rounded(final)},
+        "eval": {"dataset": f"{'datasets.toy' if recipe.world == 'sprites' else 'datasets.toy_slots'} eval (seed 0)", "n_prompts": len(eval_items), "scores": _rounded(final)},
         "versions": {"torch": torch.__version__, "python": platform.python_version()},
     }
     (out_dir / "pretrain.json").write_text(json.dumps(summary, indent=1) + "\n")

@@ -28,6 +28,8 @@ itself, in [floor, 1]), built from:
   axis speed); a motion question's probability is existence x p(motion).
 - background: the fraction of pixels in the background's mask, through a sigmoid; count: the sum over sprite
   colours of their existence, scored with a Gaussian around the asked number.
+- the slot world's checks ("Is the top left object red?"): the asked colour's area in the slot against every other
+  sprite colour's and `min_area`, through a sigmoid of `slot_sharpness` per pixel (rewards/toy_slot_measure.py).
 The perception (masks, shape evidence, motion) is `ToyPerception` (rewards/toy_perception.py). Probabilities
 are combined in log space, so saturated sigmoids still pass (tiny) gradients. A question's
 gradient flows only through its own colour's mask (for shapes, through the best-matching window): "Is there a
@@ -47,6 +49,7 @@ import torch
 from tvrl_bench.config.rules import Checks, number, one_of, positive
 from tvrl_bench.registry import register
 from tvrl_bench.rewards.base import Reward
+from tvrl_bench.rewards.toy_slot_measure import SlotPerception
 from tvrl_bench.rewards.toy_sprite_location import ComponentPerception
 from tvrl_bench.rewards.toy_perception import ANY_SPRITE, ToyPerception, log_sigmoid, slope
 from tvrl_bench.world.checks import CheckSpec, parse_check
@@ -54,7 +57,7 @@ from tvrl_bench.world.difficulty import PRESETS, from_knobs
 from tvrl_bench.world.palette import ALL_COLOURS
 from tvrl_bench.world.vocabulary import MOTION_STEPS, MOTIONS
 
-_KINDS = ("object", "colour", "shape", "motion", "background", "count")
+_KINDS = ("object", "colour", "shape", "motion", "background", "count")  # the sprite world's kinds
 
 
 @lru_cache(maxsize=4096)
@@ -63,7 +66,7 @@ def _parse(question: str) -> CheckSpec:
 
 
 @register("rewards", "toy_oracle")
-class ToyOracle(ComponentPerception, ToyPerception, Reward):
+class ToyOracle(SlotPerception, ComponentPerception, ToyPerception, Reward):
     """Exact differentiable toy critic: soft colour masks, shape boxes, centroid motion; log p(Yes) (or p)."""
 
     CHECKS = Checks(
@@ -78,7 +81,7 @@ class ToyOracle(ComponentPerception, ToyPerception, Reward):
             ("colour_width", 0.3), ("l1_scale", 2.0), ("mask_sharpness", 12.0), ("sharpness", 50.0),
             ("amplitude_sharpness", 30.0), ("background_sharpness", 20.0), ("motion_sharpness", 12.0),
             ("fill_sharpness", 60.0), ("ring_sharpness", 15.0), ("area_sharpness", 2.0), ("exist_sharpness", 3.0),
-            ("aspect_sharpness", 50.0), ("tolerance", 0.3))},
+            ("aspect_sharpness", 50.0), ("tolerance", 0.3), ("slot_sharpness", 0.5))},
     )
 
     def __init__(
@@ -117,6 +120,7 @@ class ToyOracle(ComponentPerception, ToyPerception, Reward):
         min_speed: float = 0.4,
         aspect_sharpness: float = 50.0,
         component_values: str = "soft",
+        slot_sharpness: float = 0.5,
     ) -> None:
         super().__init__()
         d = from_knobs(difficulty, min_size=min_size, max_size=max_size, shapes=shapes, speed=speed)
@@ -145,6 +149,7 @@ class ToyOracle(ComponentPerception, ToyPerception, Reward):
         self.tolerance, self.max_side, self.min_frame_fraction = tolerance, max_side, min_frame_fraction
         self.exist_sharpness, self.min_speed, self.aspect_sharpness = exist_sharpness, min_speed, aspect_sharpness
         self.component_values = component_values
+        self.slot_sharpness = slot_sharpness
         self.init_perception(d.shapes, tuple(range(d.min_size, d.max_size + 1)))
         steps = torch.tensor([MOTION_STEPS[m] for m in MOTIONS], dtype=torch.float32)  # [5, 2]
         self.register_buffer("motion_steps", steps, persistent=False)
@@ -159,6 +164,9 @@ class ToyOracle(ComponentPerception, ToyPerception, Reward):
         if len(questions) != videos.shape[0]:
             raise ValueError(f"rewards.toy_oracle: {videos.shape[0]} videos but {len(questions)} questions")
         specs = [_parse(q) for q in questions]
+        slots = [s.kind == "slot" for s in specs]
+        if any(slots):
+            return self._with_slot_checks(videos, prompts, questions, specs, slots)
         unknown = sorted({s.shape for s in specs if s.shape is not None and s.shape not in self.shapes})
         if unknown:
             raise ValueError(
@@ -211,6 +219,20 @@ class ToyOracle(ComponentPerception, ToyPerception, Reward):
         # log(floor + (1 - floor) p): bounded below by log(floor)
         floored = torch.logaddexp(torch.full_like(log_prob, math.log(self.floor)), math.log1p(-self.floor) + log_prob)
         return floored if self.score_space == "log_prob" else floored.exp()
+
+    def _with_slot_checks(self, videos, prompts, questions, specs, slots) -> torch.Tensor:
+        """score_pairs for a batch holding slot checks: those through `slot_log_prob`, the rest as usual."""
+        videos = videos if videos.dtype == torch.float64 else videos.float()
+        at = torch.tensor(slots, device=videos.device)
+        log_prob = videos.new_zeros(len(specs))
+        log_prob = log_prob.index_put((at.nonzero()[:, 0],), self.slot_log_prob(videos[at], [s for s, y in zip(specs, slots) if y]))
+        floored = torch.logaddexp(torch.full_like(log_prob, math.log(self.floor)), math.log1p(-self.floor) + log_prob)
+        out = floored if self.score_space == "log_prob" else floored.exp()
+        if not all(slots):
+            rest = (~at).nonzero()[:, 0]
+            out = out.index_put((rest,), self.score_pairs(videos[rest], [prompts[i] for i in rest.tolist()],
+                                                          [questions[i] for i in rest.tolist()]))
+        return out
 
     def _count_log_prob(self, videos: torch.Tensor, specs: list[CheckSpec], is_count: torch.Tensor) -> torch.Tensor:
         """log p(count)[P] (0 for pairs that are not count questions): a Gaussian around the asked number of the

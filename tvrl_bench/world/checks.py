@@ -10,6 +10,7 @@ Check kinds, their evaluator category and their text:
 | motion     | motion     | "Does the red circle move to the right?" / "... move up?" / "... stand still?" |
 | background | background | "Is the background black?"                                               |
 | count      | count      | "Is there exactly one object?" / "Are there exactly two objects?"        |
+| slot       | slot       | "Is the top left object red?"       (the slot world, world/slots.py)     |
 
 `checks_for(scene)` gives a prompt's checks (all answered Yes by its ground truth): per sprite an object, a colour
 and a motion check, one shape check per distinct shape, the background, and the count when asked for.
@@ -29,7 +30,7 @@ from tvrl_bench.world.palette import BACKGROUNDS, SPRITE_COLOURS
 from tvrl_bench.world.scene import Rng, Scene, SceneDescription, as_random
 from tvrl_bench.world.vocabulary import NUMBER_WORDS, SHAPES
 
-KINDS: tuple[str, ...] = ("object", "colour", "shape", "motion", "background", "count")
+KINDS: tuple[str, ...] = ("object", "colour", "shape", "motion", "background", "count", "slot")
 CATEGORY_OF_KIND: dict[str, str] = {
     "object": "object",
     "colour": "attribute",
@@ -37,8 +38,12 @@ CATEGORY_OF_KIND: dict[str, str] = {
     "motion": "motion",
     "background": "background",
     "count": "count",
+    "slot": "slot",
 }
-CATEGORIES: tuple[str, ...] = ("object", "attribute", "motion", "background", "count")
+CATEGORIES: tuple[str, ...] = ("object", "attribute", "motion", "background", "count", "slot")
+# The slot world's slot names (world/slots.py SLOT_NAMES), longest first so that "top left" is read before "top".
+SLOT_WORDS: tuple[str, ...] = ("top left", "top right", "bottom left", "bottom right", "middle", "left", "right",
+                               "top", "bottom")
 
 MOTION_QUESTION: dict[str, str] = {
     "static": "stand still",
@@ -55,8 +60,9 @@ _WORD_TO_NUMBER = {v: k for k, v in NUMBER_WORDS.items()}
 class CheckSpec:
     """A parsed check. Fields a kind does not use are None.
 
-    kind: one of KINDS. colour / shape: the sprite asked about (object, colour, shape, motion checks).
-    motion: one of MOTIONS (motion checks). background: a background name. count: number of sprites.
+    kind: one of KINDS. colour / shape: the sprite asked about (object, colour, shape, motion checks; slot checks
+    ask a colour). motion: one of MOTIONS (motion checks). background: a background name. count: number of
+    sprites. slot: the slot world's slot name (slot checks).
     """
 
     kind: str
@@ -65,6 +71,7 @@ class CheckSpec:
     motion: str | None = None
     background: str | None = None
     count: int | None = None
+    slot: str | None = None
 
     @property
     def category(self) -> str:
@@ -82,6 +89,8 @@ class CheckSpec:
             return f"Does the {self.colour} {self.shape} {MOTION_QUESTION[self.motion]}?"
         if self.kind == "background":
             return f"Is the background {self.background}?"
+        if self.kind == "slot":
+            return f"Is the {self.slot} object {self.colour}?"
         if self.kind == "count":
             if self.count == 1:
                 return "Is there exactly one object?"
@@ -98,6 +107,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("motion", re.compile(rf"does the (?P<colour>{_C}) (?P<shape>{_S}) (?P<motion>{'|'.join(MOTION_QUESTION.values())})\?")),
     ("background", re.compile(rf"is the background (?P<background>{'|'.join(BACKGROUNDS)})\?")),
     ("count", re.compile(r"(?:is there exactly (?P<one>one) object|are there exactly (?P<many>\w+) objects)\?")),
+    ("slot", re.compile(rf"is the (?P<slot>{'|'.join(SLOT_WORDS)}) object (?P<colour>{_C})\?")),
 )
 
 
@@ -119,7 +129,7 @@ def parse_check(text: str) -> CheckSpec:
     raise ValueError(
         f"not a toy-world check: {text!r}. Checks read like 'Is there a red circle?', 'Is there a red object?', "
         "'Is there a circle?', 'Does the red circle move to the right?', 'Is the background black?', "
-        "'Are there exactly two objects?'"
+        "'Are there exactly two objects?', 'Is the top left object red?'"
     )
 
 
@@ -146,9 +156,12 @@ def checks_for(scene: SceneDescription | Scene, count: bool = False) -> tuple[st
 
 
 def answer(scene: SceneDescription | Scene, spec: CheckSpec | str) -> bool:
-    """The true answer of a check for a scene (description)."""
-    d = _description(scene)
+    """The true answer of a check for a scene (description), or for a slot scene (world/slots.py SlotScene)."""
     spec = parse_check(spec) if isinstance(spec, str) else spec
+    if spec.kind == "slot" or hasattr(scene, "slots"):
+        slots = getattr(scene, "slots", ())
+        return spec.kind == "slot" and spec.slot in slots and scene.colours[slots.index(spec.slot)] == spec.colour
+    d = _description(scene)
     sprite = d.sprite(spec.colour) if spec.colour else None
     if spec.kind == "object":
         return sprite is not None and sprite.shape == spec.shape
