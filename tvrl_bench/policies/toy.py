@@ -61,8 +61,10 @@ class ToyPolicy(Policy):
         base: str = "v1",
     ):
         """path: a checkpoint folder (from `tvrl-bench prepare-toy --out`); None loads the shipped base `base`.
-        base: which shipped base when path is None: 'v1' (2-frame tokens), 'v2' (4-frame tokens) or 'v2_18k' (v2's
-            recipe trained for 18,000 steps instead of 10,000; docs/toy/policy.md).
+        base: which shipped base when path is None: 'v1' (2-frame tokens), 'v2' (4-frame tokens), 'v2_18k' (v2's
+            recipe trained for 18,000 steps instead of 10,000), 'v2_noisy_captions' (v2_18k fine-tuned on captions
+            with wrong colour words); the slot world's 'slots_clean' and 'slots' (slots_clean fine-tuned on captions
+            whose slot colours are each wrong half the time); docs/toy/policy.md.
         fast: run the transformer through `lean_forward` (same weights and result to float rounding) instead
         of diffusers' forward; False gives diffusers' own forward, the reference for the equivalence tests.
         train: name prefixes of the transformer parameters the optimizer updates (e.g. 'transformer_blocks',
