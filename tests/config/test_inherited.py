@@ -14,7 +14,10 @@ from tvrl_bench.config.inherited import INHERITS, base_of
 from tvrl_bench.tracking.params import operative_params
 
 NULL_PRESETS = {"objectives.nft_null": ("nft_null.gin", "nft.gin"), "objectives.null": ("null.gin", "grpo.gin"),
-                "objectives.best_of_n_null": ("best_of_n_null.gin", "best_of_n.gin")}
+                "objectives.best_of_n_null": ("best_of_n_null.gin", "best_of_n.gin"),
+                "objectives.tvrl_official_null": ("tvrl_official_null.gin", "tvrl_official.gin")}
+# A parameter of each objective that the test binds to a value other than its default.
+PROBE = {"objectives.tvrl_official": ("refresh_every", 7)}
 
 
 def null_controls() -> dict[str, str]:
@@ -25,13 +28,15 @@ def null_controls() -> dict[str, str]:
 
 def test_every_null_control_takes_its_objectives_bindings():
     assert null_controls() == {"objectives.nft_null": "objectives.nft", "objectives.null": "objectives.grpo",
-                               "objectives.best_of_n_null": "objectives.best_of_n"}
+                               "objectives.best_of_n_null": "objectives.best_of_n",
+                               "objectives.tvrl_official_null": "objectives.tvrl_official"}
     for null, base in null_controls().items():
-        load_config([], [f"OBJECTIVE = @{null}()", f"{base}.kl_beta = 0.25"])
-        assert gin.query_parameter(f"{null}.kl_beta") == 0.25, null
+        probe, value = PROBE.get(base, ("kl_beta", 0.25))
+        load_config([], [f"OBJECTIVE = @{null}()", f"{base}.{probe} = {value}"])
+        assert gin.query_parameter(f"{null}.{probe}") == value, null
         own = [name for name, _ in registry.get(null).parameters()]
         for name, default in registry.get(base).parameters():  # the rest: the objective's defaults
-            if name != "kl_beta":
+            if name != probe:
                 assert name in own and gin.query_parameter(f"{null}.{name}") == default, (null, name)
 
 
@@ -52,9 +57,16 @@ def test_a_null_preset_alone_runs_its_objective_presets_values(null):
     preset, objective_preset = NULL_PRESETS[null]
     load_config([f"components/objectives/{objective_preset}"])
     base = base_of(null)
-    expected = {name: gin.query_parameter(f"{base}.{name}") for name, _ in registry.get(base).parameters()}
+
+    def value(configurable: str, name: str, default):  # bound, else the registered default
+        try:
+            return gin.query_parameter(f"{configurable}.{name}")
+        except ValueError:
+            return default
+
+    expected = {name: value(base, name, default) for name, default in registry.get(base).parameters()}
     load_config([f"components/objectives/{preset}"])
-    assert {name: gin.query_parameter(f"{null}.{name}") for name in expected} == expected
+    assert {name: value(null, name, expected[name]) for name in expected} == expected
 
 
 def test_a_bad_inherited_value_is_one_line_where_it_was_bound():

@@ -119,3 +119,25 @@ def test_its_parts_follow_its_mode_and_kl():
     assert OfficialTVRL().advantages(StepRewards(adv, groups, None, no_gather)) is adv
     question = OfficialTVRL(mode="question").advantages(StepRewards(adv, groups, None, lambda: (scores, mask)))
     torch.testing.assert_close(question, question_advantages(scores, groups, mask), rtol=0, atol=0)
+
+
+def test_the_official_null_control_gives_each_rollout_another_group_members_row_of_advantages():
+    from tvrl_bench.objectives.official import OfficialTVRLNull
+    from tvrl_bench.objectives.step_rewards import StepRewards
+
+    scores = torch.rand(8, 3, generator=torch.Generator().manual_seed(0))
+    mask = torch.ones(8, 3, dtype=torch.bool)
+    groups = torch.arange(2).repeat_interleave(4)
+
+    def step() -> StepRewards:
+        return StepRewards(torch.randn(8), groups, torch.Generator().manual_seed(1), lambda: (scores, mask))
+
+    real = OfficialTVRL(mode="question", kl="none").advantages(step())
+    null = OfficialTVRLNull(mode="question", kl="none").advantages(step())
+    assert null.shape == real.shape == (8, 3)
+    for g in range(2):
+        rows = groups == g
+        mine, theirs = real[rows], null[rows]
+        assert sorted(map(tuple, mine.tolist())) == sorted(map(tuple, theirs.tolist()))  # the group's rows, moved whole
+    assert not torch.equal(real, null)
+    assert OfficialTVRLNull.method == "null"

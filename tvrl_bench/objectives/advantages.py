@@ -46,8 +46,8 @@ def group_advantages(
 
 def permuted_advantages(advantages: torch.Tensor, generator: torch.Generator, groups: torch.Tensor | None = None,
                         within_groups: bool = False) -> torch.Tensor:
-    """advantages[B] randomly permuted across the rollouts (within_groups: only among the rollouts of one group,
-    groups[B] their group ids), with `generator`'s draws."""
+    """advantages[B] (or [B, K]: rows move whole) randomly permuted across the rollouts (within_groups: only among the
+    rollouts of one group, groups[B] their group ids), with `generator`'s draws."""
     if not within_groups:
         return advantages[torch.randperm(len(advantages), generator=generator)]
     if groups is None:
@@ -77,5 +77,6 @@ class PermutedAdvantages:
         self.within_groups = within_groups
 
     def advantages(self, step: "StepRewards") -> torch.Tensor:
-        """The step's advantages[B] permuted with its generator (within its groups when `within_groups`)."""
-        return permuted_advantages(step.advantages, step.generator, step.groups, self.within_groups)
+        """The objective's own advantages of the step ([B], or [B, K] per check) with their rollouts permuted by the
+        step's generator (within its groups when `within_groups`): a rollout takes another's advantages whole."""
+        return permuted_advantages(super().advantages(step), step.generator, step.groups, self.within_groups)

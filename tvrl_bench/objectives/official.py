@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from tvrl_bench.credit.weights import MERGED, PER_CHECK
+from tvrl_bench.objectives.advantages import PermutedAdvantages
 from tvrl_bench.objectives.base import Objective
 from tvrl_bench.config.rules import Checks, Relation, Values, integer, number, one_of, positive
 from tvrl_bench.objectives.kl import AdaptiveKLCoefficient, stepwise_kl
@@ -142,3 +143,9 @@ class OfficialTVRL(Objective):
         stats.update(kl=combined.detach(), kl_moving=kl.detach().mean(), kl_stepwise=stepwise.detach().mean(),
                      kl_coef=torch.tensor(coef))
         return loss + coef * combined, stats
+
+
+@register("objectives", "tvrl_official_null")
+class OfficialTVRLNull(PermutedAdvantages, OfficialTVRL):
+    """The null control of the official TVRL loss: its loss, maps and mode with each rollout's advantages (its row of
+    per-question advantages in mode 'question') given to another rollout of its group; method label `null`."""
