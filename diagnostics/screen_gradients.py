@@ -9,7 +9,8 @@ The gate: the positive control (`--positive`) reaches >= 1.5 times uniform credi
 control (`--shuffled`) does not exceed uniform's. No optimizer step is taken; runs on any profile.
 
 Last line: <router>=<mean cosine> for every router, then positive_over_uniform=<ratio>
-shuffled_over_uniform=<ratio> rollouts=<per batch> reference_rollouts=<n>
+shuffled_over_uniform=<ratio> rollouts=<per batch> reference_rollouts=<n>; the line before gives each ratio's 95%
+bootstrap interval over the batches (one batch serves every router, so they are redrawn together).
 
     python diagnostics/screen_gradients.py [--profile components/profiles/toy.gin] [--batches 32] \\
         [--reference_rollouts 4096] [--routers components/credit/uniform.gin components/credit/window3.gin ...]
@@ -29,7 +30,7 @@ from tqdm.auto import tqdm
 from profile_trainer import add_profile_arguments, flat_gradient, profile_trainer, router_of
 from tvrl_bench.cli.script import UserError, at_least, must, run_script, script_parser
 from tvrl_bench.credit.weights import route
-from tvrl_bench.report.screens import cosines_to_reference
+from tvrl_bench.report.screens import cosines_to_reference, ratio_interval
 
 ROUTERS = ["components/credit/uniform.gin", "components/credit/window3.gin", "components/credit/frame.gin",
            "components/credit/located.gin", "components/credit/shuffled3.gin"]
@@ -94,6 +95,10 @@ def screen(args: argparse.Namespace) -> None:
         print(f"{name:<12} cosine {c.mean:+.4f} +- {c.se:.4f}  ({c.mean / stats[first].mean:.2f} x {first})")
     ratio = {which: stats[name].mean / stats[first].mean for which, name in (("positive", args.positive),
                                                                              ("shuffled", args.shuffled))}
+    for which, name in (("positive", args.positive), ("shuffled", args.shuffled)):
+        low, high = ratio_interval(stats[name].values, stats[first].values)
+        print(f"{which} control {name} / {first}: {ratio[which]:.2f} [{low:.2f}, {high:.2f}] "
+              f"(95% bootstrap over the batches)")
     cosines = " ".join(f"{name}={c.mean:.4f}" for name, c in stats.items())
     print(f"{cosines} positive_over_uniform={ratio['positive']:.2f} shuffled_over_uniform={ratio['shuffled']:.2f} "
           f"rollouts={per_batch} reference_rollouts={n_reference * per_batch}")

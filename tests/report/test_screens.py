@@ -109,3 +109,19 @@ def test_paired_gain_is_the_paired_t_interval():
     half = stats.t.ppf(0.975, 2) * diffs.std(ddof=1) / np.sqrt(3)
     assert gain.delta == pytest.approx(diffs.mean())
     assert (gain.ci_low, gain.ci_high) == pytest.approx((diffs.mean() - half, diffs.mean() + half))
+
+
+def test_the_ratio_interval_is_a_paired_percentile_bootstrap():
+    from tvrl_bench.report.screens import ratio_interval
+
+    g = torch.Generator().manual_seed(4)
+    base = 0.1 + 0.05 * torch.randn(32, generator=g, dtype=torch.float64)
+    twice = 2 * base  # paired: every batch exactly doubled, so every redraw gives 2
+    assert ratio_interval(twice, base) == pytest.approx((2.0, 2.0))
+    noisy = 2 * base + 0.05 * torch.randn(32, generator=g, dtype=torch.float64)
+    low, high = ratio_interval(noisy, base)
+    rng = np.random.default_rng(0)  # an independent bootstrap of the same statistic
+    picks = rng.integers(0, 32, (4000, 32))
+    ratios = noisy.numpy()[picks].mean(1) / base.numpy()[picks].mean(1)
+    assert low < float(noisy.mean() / base.mean()) < high
+    assert (low, high) == pytest.approx(tuple(np.quantile(ratios, [0.025, 0.975])), abs=0.08)

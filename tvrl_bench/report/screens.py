@@ -32,11 +32,13 @@ def paired_gain(treated: dict[str, float], baseline: dict[str, float]) -> DeltaS
 
 @dataclass(frozen=True)
 class CosineStat:
-    """Mean cosine of n batch gradients with a reference, and its standard error over the batches."""
+    """Mean cosine of n batch gradients with a reference, its standard error over the batches, and the per-batch
+    cosines[n]."""
 
     mean: float
     se: float
     n: int
+    values: torch.Tensor
 
 
 def cosines_to_reference(grads: torch.Tensor, reference: torch.Tensor) -> CosineStat:
@@ -44,7 +46,19 @@ def cosines_to_reference(grads: torch.Tensor, reference: torch.Tensor) -> Cosine
     cos = torch.nn.functional.cosine_similarity(grads.to(torch.float64), reference.to(torch.float64)[None], dim=1)
     n = int(cos.numel())
     se = float(cos.std(unbiased=True)) / math.sqrt(n) if n > 1 else float("nan")
-    return CosineStat(float(cos.mean()), se, n)
+    return CosineStat(float(cos.mean()), se, n, cos)
+
+
+def ratio_interval(treated: torch.Tensor, baseline: torch.Tensor, level: float = 0.95, draws: int = 4000,
+                   seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of mean(treated) / mean(baseline) over paired samples treated[n], baseline[n]
+    (the same batches serve both routers, so a batch is redrawn for both at once)."""
+    g = torch.Generator().manual_seed(seed)
+    n = treated.numel()
+    picks = torch.randint(n, (draws, n), generator=g)
+    ratios = treated.double()[picks].mean(1) / baseline.double()[picks].mean(1)
+    low, high = torch.quantile(ratios, torch.tensor([(1 - level) / 2, (1 + level) / 2], dtype=torch.float64))
+    return float(low), float(high)
 
 
 def effective_fraction(maps: torch.Tensor) -> torch.Tensor:
