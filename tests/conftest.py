@@ -10,11 +10,14 @@ torch.set_num_threads(1)
 
 
 def toy_vocabulary() -> list[str]:
-    """Every word of a generous sample of toy prompts."""
+    """Every word of a generous sample of toy prompts, and every word of each pretraining world's grammar (the
+    default profile's slot world included), so one tiny policy reads the prompts of any toy profile."""
     from tvrl_bench.datasets.toy import toy_prompt_set
+    from tvrl_bench.recipes.worlds import WORLDS
 
     prompts = toy_prompt_set(seed=0, n_train=200, n_eval=20)
-    return sorted({w for item in prompts.train + prompts.eval for w in item.prompt.split()})
+    words = {w for item in prompts.train + prompts.eval for w in item.prompt.split()}
+    return sorted(words.union(*(world().vocabulary() for world in WORLDS.values())))
 
 
 @pytest.fixture(scope="session")

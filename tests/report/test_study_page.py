@@ -400,8 +400,10 @@ def test_a_nan_metric_reads_as_diverged_not_as_missing(new_study, mlflow_store, 
     assert "4 runs diverged (eval/overall logged as NaN): left out of the comparisons below" in html
     assert '<td class="verdict">diverged: eval/overall is NaN (seeds 0, 1, 2)</td>' in html
     table = (folder / "credit.md").read_text()
-    assert "Diverged: 4 runs logged eval/overall as NaN; left out of its cells." in table
-    assert "runs with credit=window3 diverged: 3 logged 'eval/overall' as NaN" in table
+    # The table reads the wide evaluation, falling back to eval/* when no run logged one: NaN there is NaN here.
+    assert "the table reads each trial's own evaluation (eval/*)" in table
+    assert "Diverged: 4 runs logged wide_eval/overall as NaN; left out of its cells." in table
+    assert "runs with credit=window3 diverged: 3 logged 'wide_eval/overall' as NaN" in table
     assert "no metric" not in table and "no eval/overall logged" not in html
 
 

@@ -86,7 +86,7 @@ def test_method_of_a_trial():
     assert method_of("window3", window, 5) == "TVRL"
 
 
-NULL_CONTROLS = ("objectives.null", "objectives.nft_null", "objectives.best_of_n_null")
+NULL_CONTROLS = ("objectives.null", "objectives.nft_null", "objectives.best_of_n_null", "objectives.tvrl_official_null")
 
 
 def test_every_registered_router_and_objective_declares_its_method():

@@ -154,6 +154,10 @@ def with_wide_fallback(table_runs: pd.DataFrame, defn: MetricTable) -> tuple[pd.
     if not own:
         return table_runs, []
     copied = table_runs.assign(**{wide: table_runs[c] for c, wide in own.items()})
+    if NAN_METRICS in copied.columns:  # a NaN eval/X diverged, and so does the wide_eval/X read from it
+        renamed = {c[len("metrics."):]: wide[len("metrics."):] for c, wide in own.items()}
+        copied[NAN_METRICS] = copied[NAN_METRICS].map(
+            lambda names: names + tuple(renamed[n] for n in names if n in renamed) if isinstance(names, tuple) else names)
     return copied, ["No run logged a wide evaluation (wide_eval/*): the table reads each trial's own evaluation (eval/*)."]
 
 
