@@ -103,7 +103,7 @@ BUILD_CASES = {
                             "e.g. training.schedule.num_steps = 10"]),
     "unknown words": (["DATASET = @datasets.file()", "datasets.file.path = '{tmp}/prompts.csv'",
                        "datasets.file.eval_fraction = 0.5"],
-                      ["prompts.csv, line 3:", "does not know the word(s) ['elephant', 'purple']",
+                      ["prompts.csv, line 3:", "does not know the word(s) ['elephant']",
                        "rewrite the prompt"]),
     "eval prompt without checks": (["DATASET = @datasets.file()", "datasets.file.path = '{tmp}/prompts.csv'"],
                                    ["prompts.csv, line 4:", "evaluation prompt 'a green circle' has no checks",

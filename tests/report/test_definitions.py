@@ -25,10 +25,12 @@ def test_the_four_paper_tables_ship_as_definitions():
     assert [a.name for a in rewards.rows_by] == ["reward", "method"]
     assert rewards.rows_by[1].values == ("GRPO", "TVRL")
     assert rewards.fixed_rows[0].label == "Base model" and rewards.fixed_rows[0].where == {"method": ("base",)}
-    overall, delta, categories = rewards.columns
-    assert isinstance(overall, ValueColumn) and overall.metric == "eval/overall"
-    assert isinstance(delta, DeltaColumn) and delta.baseline == {"method": "GRPO"}
-    assert isinstance(categories, CategoryColumns) and categories.include == "present"
+    overall, delta, over_base, critic, categories = rewards.columns
+    assert isinstance(overall, ValueColumn) and overall.metric == "wide_eval/overall"
+    assert isinstance(delta, DeltaColumn) and delta.baseline == {"method": "GRPO", "credit": "*"} and delta.paired
+    assert isinstance(over_base, DeltaColumn) and over_base.baseline["method"] == "base"
+    assert isinstance(critic, ValueColumn) and critic.metric == "wide_eval/critic_reward"
+    assert isinstance(categories, CategoryColumns) and categories.include == "present" and categories.prefix == "wide_eval/"
     credit = load_table("credit")
     assert credit.where == {"method": ("GRPO", "TVRL")} and credit.heatmaps
     assert credit.rows_by[0].order[0] == "uniform"

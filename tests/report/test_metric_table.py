@@ -43,13 +43,15 @@ def test_runs_of_one_seed_are_averaged_before_the_spread_over_seeds():
     assert stat.std == pytest.approx(statistics.stdev([42.0, 50.0]))
     assert isinstance(base.cells[1], Blank)  # no delta on the base row
     labels = [r.label for r in result.rows]
-    assert labels == ["Base model", "a GRPO", "a TVRL"]  # base runs of reward b make no row of their own
-    assert isinstance(result.rows[2].cells[0], Missing) and isinstance(result.rows[2].cells[1], Missing)
-    assert isinstance(result.rows[1].cells[1], Blank)
-    assert result.rows[2].n_label() == "0"
+    # base runs of reward b make no row of their own; the null control's fixed row stays, empty, when none ran
+    assert labels == ["Base model", "Null control (oracle, 3×3 window)", "a GRPO", "a TVRL"]
+    grpo, tvrl = result.rows[2], result.rows[3]
+    assert isinstance(tvrl.cells[0], Missing) and isinstance(tvrl.cells[1], Missing)
+    assert isinstance(grpo.cells[1], Blank)
+    assert tvrl.n_label() == "0"
     assert any("Cells pool runs that differ in reward (a, b)" in n for n in result.notes)
-    assert result.warnings == [
-        "table 'rewards': row 'a TVRL' (Overall, Δ): no finished runs with reward=a, method=TVRL"]
+    assert "table 'rewards': row 'a TVRL' (Overall, Δ TVRL − GRPO, Δ vs base, Critic reward): no finished runs with " \
+           "reward=a, method=TVRL" in result.warnings
 
 
 def test_missing_baseline_is_a_dash_with_the_reason():
@@ -63,12 +65,50 @@ def test_missing_baseline_is_a_dash_with_the_reason():
     assert "credit=uniform" in result.warnings[0]
 
 
-def test_a_metric_absent_from_a_cell_is_missing_not_zero():
+# The paper's sampler table as columns: GRPO and TVRL side by side and their paired difference (the shipped
+# samplers.toml lists them as rows instead); the engine's column deltas are tested on it.
+SAMPLER_COLUMNS = """
+title = "Sampler"
+row_header = "Sampler"
+
+[rows]
+by = ["sampler"]
+
+[rows.params.sampler]
+order = ["sage", "flow", "dance", "cps"]
+labels = { sage = "SAGE", flow = "Flow", dance = "Dance", cps = "CPS" }
+
+[[columns]]
+label = "GRPO"
+metric = "eval/overall"
+where = { method = "GRPO" }
+
+[[columns]]
+label = "TVRL"
+metric = "eval/overall"
+where = { method = "TVRL" }
+
+[[columns]]
+label = "Δ"
+delta = "eval/overall"
+where = { method = "TVRL" }
+baseline = { method = "GRPO" }
+paired = true
+"""
+
+
+def sampler_columns(tmp_path, paired: bool = True):
+    path = tmp_path / "sampler_columns.toml"
+    path.write_text(SAMPLER_COLUMNS if paired else SAMPLER_COLUMNS.replace("paired = true", "paired = false"))
+    return load_table(str(path))
+
+
+def test_a_metric_absent_from_a_cell_is_missing_not_zero(tmp_path):
     runs = runs_of([
         {"sampler": "sage", "method": "GRPO", "seed": 0, "eval/overall": 0.5},
         {"sampler": "sage", "method": "TVRL", "seed": 0, "eval/other": 0.5},
     ])
-    result = build_metric_table(load_table("samplers"), runs)
+    result = build_metric_table(sampler_columns(tmp_path), runs)
     grpo, tvrl, delta = result.rows[0].cells
     assert isinstance(grpo, ValueStat) and isinstance(tvrl, Missing) and "no metric 'eval/overall'" in tvrl.reason
     assert isinstance(delta, Missing)
@@ -126,22 +166,20 @@ def test_table_file_given_as_a_path(tmp_path):
     assert parse_table_file(path).name == "mine"
 
 
-def test_paired_delta_uses_the_seeds_both_cells_have():
+def test_paired_delta_uses_the_seeds_both_cells_have(tmp_path):
     runs = runs_of(
         [{"sampler": "flow", "method": "GRPO", "seed": s, "eval/overall": v} for s, v in enumerate([0.5, 0.52, 0.49])]
         + [{"sampler": "flow", "method": "TVRL", "seed": s, "eval/overall": v} for s, v in enumerate([0.55, 0.58])]
     )
-    delta = build_metric_table(load_table("samplers"), runs).rows[0].cells[2]  # the shipped table pairs by seed
+    delta = build_metric_table(sampler_columns(tmp_path), runs).rows[0].cells[2]
     assert isinstance(delta, DeltaStat) and (delta.n_treated, delta.n_baseline) == (2, 2)
     assert delta.delta == pytest.approx(((55 - 50) + (58 - 52)) / 2)
 
 
 def test_unpaired_delta_stats_carry_both_sample_sizes(tmp_path):
-    path = tmp_path / "unpaired.toml"
-    path.write_text(load_table("samplers").path.read_text().replace("paired = true", "paired = false"))
     runs = runs_of(
         [{"sampler": "flow", "method": "GRPO", "seed": s, "eval/overall": v} for s, v in enumerate([0.5, 0.52, 0.49])]
         + [{"sampler": "flow", "method": "TVRL", "seed": s, "eval/overall": v} for s, v in enumerate([0.55, 0.58])]
     )
-    delta = build_metric_table(load_table(str(path)), runs).rows[0].cells[2]
+    delta = build_metric_table(sampler_columns(tmp_path, paired=False), runs).rows[0].cells[2]
     assert isinstance(delta, DeltaStat) and (delta.n_treated, delta.n_baseline) == (2, 3)

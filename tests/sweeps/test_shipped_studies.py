@@ -36,19 +36,38 @@ def test_a_shipped_study_plans(study_file, tmp_path):
     assert len({t.key for t in trials}) == len(trials)  # no two trials of a study are the same config
 
 
-OBJECTIVES = ["grpo", "nft", "awm", "grpo_guard", "dpo"]
+# (objective, credits) of the objectives study: every registered objective with token credit, its null control where
+# it has one, and uniform credit beside the three objectives of one advantage per video the paper compares most
+OBJECTIVES = {"tvrl_question": ("window3",), "tvrl_question_null": ("window3",), "tvrl_official": ("window3", "uniform"),
+              "tvrl_official_null": ("window3",), "grpo": ("window3", "uniform"), "null_within_groups": ("window3",),
+              "per_token": ("window3",), "grpo_guard": ("window3",), "nft": ("window3", "uniform"),
+              "nft_null": ("window3",), "awm": ("window3",), "dpo": ("window3",), "best_of_n": ("window3",),
+              "best_of_n_null": ("window3",)}
 
 
-def test_the_objectives_study_is_a_base_per_seed_and_every_objective_with_both_credits(tmp_path):
+def test_the_objectives_study_is_a_base_per_seed_and_every_objective_with_token_credit(tmp_path):
+    from tvrl_bench import registry
+
     options = SweepOptions(tracking_uri=f"sqlite:///{tmp_path / 'm.db'}", out_dir=str(tmp_path))
     study, trials = plan(str(ROOT / "sweeps" / "objectives.gin"), options)
-    assert study.tables == ["objectives"]
+    assert study.tables == ["objectives"] and study.profile.endswith("components/profiles/toy.gin")
     assert sorted(t.seed for t in trials if t.base) == [0, 1, 2]
     trained = sorted((t.labels["objective"], t.labels["credit"], t.seed) for t in trials if not t.base)
-    assert trained == sorted((o, c, s) for o in OBJECTIVES for c in ("uniform", "window3") for s in (0, 1, 2))
+    assert trained == sorted((o, c, s) for o, credits in OBJECTIVES.items() for c in credits for s in (0, 1, 2))
+    registry.import_components()
+
+    def text_of(preset: Path) -> str:  # a preset with the presets it includes
+        text = preset.read_text(encoding="utf-8")
+        included = [ROOT / line.split("'")[1] for line in text.splitlines() if line.startswith("include '")]
+        return text + "".join(text_of(p) for p in included)
+
+    ran = "".join(text_of(ROOT / "components" / "objectives" / f"{o}.gin") for o in OBJECTIVES)
+    for component in registry.components("objectives"):  # every registered objective runs in the study
+        assert f"OBJECTIVE = @objectives.{component.name}()" in ran, component.name
     # each trial logs its objective and credit presets as params (tvrl-train --label), the table's rows
     args = trial_command(trials[-1], study, options, "parent", 1, tmp_path).args
-    assert [args[i + 1] for i, a in enumerate(args) if a == "--label"] == ["objective=dpo", "credit=window3"]
+    labels = [args[i + 1] for i, a in enumerate(args) if a == "--label"]
+    assert labels[0].startswith("objective=") and labels[1].startswith("credit=")
 
 
 @pytest.mark.parametrize("preset", EXPERIMENT_PRESETS, ids=lambda p: p.relative_to(ROOT / "sweeps").as_posix())
