@@ -93,9 +93,9 @@ def screen(args: argparse.Namespace) -> None:
     first = next(iter(stats))
     for name, c in stats.items():
         print(f"{name:<12} cosine {c.mean:+.4f} +- {c.se:.4f}  ({c.mean / stats[first].mean:.2f} x {first})")
-    ratio = {which: stats[name].mean / stats[first].mean for which, name in (("positive", args.positive),
-                                                                             ("shuffled", args.shuffled))}
+    ratio = {}
     for which, name in (("positive", args.positive), ("shuffled", args.shuffled)):
+        ratio[which] = stats[name].mean / stats[first].mean
         low, high = ratio_interval(stats[name].values, stats[first].values)
         print(f"{which} control {name} / {first}: {ratio[which]:.2f} [{low:.2f}, {high:.2f}] "
               f"(95% bootstrap over the batches)")

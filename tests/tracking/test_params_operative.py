@@ -29,14 +29,20 @@ def test_the_toy_profile_logs_the_recorded_params():
     assert not any("TRAIN_STEPS" in key or key.startswith("gin.") for key in params)  # macros are skipped
 
 
-def test_the_third_toy_profile_logs_its_recorded_params():
-    """The third regime: base v2_noisy_captions, DiffusionNFT with 3x3 window credit, lr 1e-4, the wide evaluation."""
+def recorded_profile(profile: str, recorded: str):
+    """(the profile's TrialSettings, its operative params), the params checked equal to the recorded JSON file."""
     from tvrl_bench.training.settings import TrialSettings
 
-    load_config(["components/profiles/toy_v3.gin"], [])
+    load_config([profile], [])
     settings = TrialSettings()
     params = operative_params()
-    assert params == json.loads(RECORDED.with_name("toy_v3_operative_params.json").read_text())
+    assert params == json.loads(RECORDED.with_name(recorded).read_text())
+    return settings, params
+
+
+def test_the_third_toy_profile_logs_its_recorded_params():
+    """The third regime: base v2_noisy_captions, DiffusionNFT with 3x3 window credit, lr 1e-4, the wide evaluation."""
+    settings, params = recorded_profile("components/profiles/toy_v3.gin", "toy_v3_operative_params.json")
     assert params["policies.toy.base"] == "'v2_noisy_captions'" and params["training.optimizer.learning_rate"] == "0.0001"
     assert params["training.trial.wide_eval_prompts"] == "1000" and params["rewards.toy_oracle.shape_measure"] == "'component'"
     assert type(settings.objective).__name__ == "NegativeAwareFineTuning" and settings.credit.method == "TVRL"
@@ -44,12 +50,7 @@ def test_the_third_toy_profile_logs_its_recorded_params():
 
 def test_the_default_toy_profile_logs_its_recorded_params():
     """The default regime: the slot world's base, the official loss with one advantage per check and window credit."""
-    from tvrl_bench.training.settings import TrialSettings
-
-    load_config(["components/profiles/toy.gin"], [])
-    settings = TrialSettings()
-    params = operative_params()
-    assert params == json.loads(RECORDED.with_name("toy_default_operative_params.json").read_text())
+    settings, params = recorded_profile("components/profiles/toy.gin", "toy_default_operative_params.json")
     assert params["policies.toy.base"] == "'slots'" and params["training.optimizer.learning_rate"] == "5e-05"
     assert params["objectives.tvrl_official.mode"] == "'question'" and params["objectives.tvrl_official.kl"] == "'none'"
     assert params["training.trial.wide_eval_prompts"] == "1000" and settings.dataset.name == "toy-slots"
