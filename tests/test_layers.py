@@ -21,7 +21,7 @@ PACKAGE = Path(tvrl_bench.__file__).parent
 
 # Bottom to top. A unit is a subpackage or a top-level module of tvrl_bench.
 LAYERS = [
-    {"registry", "constructors", "config", "prompts", "tokens", "videoio"},
+    {"registry", "constructors", "config", "prompts", "tokens", "videoio", "decisions"},
     {"world"},
     {"samplers", "policies", "rewards", "extractors", "credit", "objectives", "evaluators", "datasets", "judges",
      "executors"},

@@ -119,6 +119,8 @@ def _sweep(args: argparse.Namespace) -> int:
         _print_links(summary)
         return INTERRUPTED
     print(summary.line())
+    for line in summary.decision_lines():
+        print(line)
     for spec in summary.failed:
         print(f"  FAILED {spec.key} {spec.title}: {summary.errors.get(spec.key, 'see its log')}", file=sys.stderr)
     if summary.reports:

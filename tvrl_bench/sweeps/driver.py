@@ -27,6 +27,8 @@ from tvrl_bench.executors.base import NOT_STARTED, Executor, TrialCommand, log_f
 from tvrl_bench.sweeps.failures import end_parent, last_error_line, record_failure
 from tvrl_bench.sweeps.outcome import SweepOptions, SweepSummary
 from tvrl_bench.sweeps.plan import TrialSpec, expand, load_study
+from tvrl_bench.sweeps.stage_record import check_unchanged, decision_lines, decisions_csv, fingerprint_of, record
+from tvrl_bench.sweeps.stages import StagePlan, decide, stage_plan
 from tvrl_bench.sweeps.state import StudyTracker
 from tvrl_bench.sweeps.stop_request import StopRequest
 from tvrl_bench.sweeps.study import Study
@@ -50,18 +52,41 @@ def plan(study_file: str, options: SweepOptions) -> tuple[Study, list[TrialSpec]
     return study, expand(study, resolved, overrides)
 
 
-def describe_plan(study: Study, trials: list[TrialSpec], tracker: StudyTracker | None) -> str:
-    """The plan as text: each trial, its key and whether it is done."""
+def describe_plan(study: Study, trials: list[TrialSpec], tracker: StudyTracker | None,
+                  staged: StagePlan | None = None) -> str:
+    """The plan as text: each trial, its key and whether it is done; for a staged study, the next stage's trials
+    (the first stage's on a new study), the decisions so far and the most trials it can run."""
     runs = tracker.runs() if tracker else None
-    lines = [f"study {study.name} ({len(trials)} trials; profile {study.profile})"]
-    for spec in trials:
-        state = "pending"
-        if runs is not None and runs.finished(spec.key):
-            state = "done"
-        elif runs is not None and runs.attempts(spec.key):
-            state = f"unfinished ({runs.attempts(spec.key)} attempts)"
-        lines.append(f"  {spec.key}  {state:<24} {spec.title}")
+    if staged is None:
+        lines = [f"study {study.name} ({len(trials)} trials; profile {study.profile})"]
+        return "\n".join(lines + [_trial_line(spec, runs) for spec in trials])
+    stage, open_arms, results = 1, None, []
+    if runs is not None:
+        for stage in range(1, staged.design.max_stages + 1):
+            if not all(runs.finished(s.key) for s in staged.stage_trials(stage, open_arms)):
+                break
+            results = decide(staged, runs.latest_finished, stage)
+            if not results or not results[-1].open or stage == staged.design.max_stages:
+                break
+            open_arms = {c.arm for c in results[-1].open}
+    specs = staged.stage_trials(stage, open_arms)
+    d = staged.design
+    lines = [f"study {study.name} (staged: stage {stage} of at most {d.max_stages} runs {len(specs)} trials; at most "
+             f"{staged.most_trials()} trials over {d.max_stages} stages of {d.seeds_per_stage} seeds; profile "
+             f"{study.profile})"]
+    lines += [_trial_line(spec, runs) for spec in specs]
+    if results:
+        lines += decision_lines(d, results, staged.arms.controls, 0, staged.most_trials())[:-1]
     return "\n".join(lines)
+
+
+def _trial_line(spec: TrialSpec, runs) -> str:
+    state = "pending"
+    if runs is not None and runs.finished(spec.key):
+        state = "done"
+    elif runs is not None and runs.attempts(spec.key):
+        state = f"unfinished ({runs.attempts(spec.key)} attempts)"
+    return f"  {spec.key}  {state:<24} {spec.title}"
 
 
 def check_not_running(study: Study, trials: list[TrialSpec], folders: Path) -> None:
@@ -78,13 +103,23 @@ def check_not_running(study: Study, trials: list[TrialSpec], folders: Path) -> N
 
 def run_sweep(study_file: str, executor_factory, options: SweepOptions,
               planned: tuple[Study, list[TrialSpec]] | None = None) -> SweepSummary:
-    """Run (or resume) every trial of the study (`planned`: its plan, when already made); returns what happened."""
+    """Run (or resume) every trial of the study (`planned`: its plan, when already made); returns what happened.
+    A study with `decide` runs in stages (stages.py): each stage's trials, then its decisions."""
     started = time.perf_counter()
     study, trials = planned or plan(study_file, options)
+    staged = stage_plan(study, trials) if study.decide is not None else None
     uri = options.tracking_uri
+    with tracking_errors(uri):
+        found = StudyTracker.find(uri, study.name)
+        fingerprint = fingerprint_of(staged) if staged else None
+        if found is not None:
+            runs = found.runs()
+            parent_tags = found.client.get_run(found.parent_run_id).data.tags
+            has_runs = any(runs.finished(k) for k in runs.by_key)
+            check_unchanged(parent_tags, has_runs, study, fingerprint, study_file)
     if options.dry_run:
         with tracking_errors(uri):
-            print(describe_plan(study, trials, StudyTracker.find(uri, study.name)))
+            print(describe_plan(study, trials, found, staged))
         return SweepSummary(study.name, seconds=time.perf_counter() - started)
     out = Path(options.out_dir)
     folders = out / "runs" / study.name  # tvrl-train puts each trial in folders/<key>
@@ -94,17 +129,22 @@ def run_sweep(study_file: str, executor_factory, options: SweepOptions,
         try:
             with tracking_errors(uri):
                 tracker = StudyTracker.open(uri, study.name, study.tables, list(study.axes), str(out))  # first
+                record(tracker.client, tracker.parent_run_id, study, fingerprint)
         except BaseException:
             executor.shutdown()
             raise
         summary = SweepSummary(study.name, links=study_links(uri, tracker.experiment_id))
         try:
             with tracking_errors(uri):
-                _run_trials(study, trials, tracker, executor, options, summary, folders)
+                if staged is None:
+                    _run_trials(study, trials, tracker, executor, options, summary, folders)
+                else:
+                    _run_stages(staged, study, tracker, executor, options, summary, folders)
         except BaseException:
             executor.shutdown()
             end_parent(tracker, "FAILED", summary)
             raise
+        executor.shutdown()
         summary.seconds = time.perf_counter() - started
         if summary.signal is not None:
             end_parent(tracker, "KILLED", summary, folders)
@@ -114,6 +154,29 @@ def run_sweep(study_file: str, executor_factory, options: SweepOptions,
     if options.regenerate_tables:
         summary.reports = regenerate_tables(study, options)
     return summary
+
+
+def _run_stages(staged: StagePlan, study: Study, tracker: StudyTracker, executor: Executor, options: SweepOptions,
+                summary: SweepSummary, folders: Path) -> None:
+    """Stage by stage: run the stage's unfinished trials, decide from every finished run, stop when every
+    comparison is decided or the stages run out; the decisions go to the parent run and the summary."""
+    open_arms: set[str] | None = None
+    for stage in range(1, staged.design.max_stages + 1):
+        specs = staged.stage_trials(stage, open_arms)
+        log.info("study %s: stage %d of at most %d: %d trials", study.name, stage, staged.design.max_stages, len(specs))
+        _run_trials(study, specs, tracker, executor, options, summary, folders)
+        if summary.signal is not None:
+            return
+        runs = tracker.runs()
+        results = decide(staged, runs.latest_finished, stage)
+        tracker.client.log_text(tracker.parent_run_id, decisions_csv(results), "decisions.csv")
+        summary.decisions = (staged, results)
+        if not results or len(results) < stage or not results[-1].open:
+            break
+        open_arms = {c.arm for c in results[-1].open}
+    runs = tracker.runs()
+    every = {s.key for stage in range(1, staged.design.max_stages + 1) for s in staged.stage_trials(stage)}
+    summary.trials_run = sum(1 for key in every if runs.finished(key))
 
 
 def _run_trials(study: Study, trials: list[TrialSpec], tracker: StudyTracker, executor: Executor,
@@ -162,7 +225,6 @@ def _run_trials(study: Study, trials: list[TrialSpec], tracker: StudyTracker, ex
     finally:
         stop.restore()
         bar.close()
-        executor.shutdown()
     summary.signal = stop.signum
 
 

@@ -35,6 +35,17 @@ class SweepSummary:
     seconds: float = 0.0
     reports: dict | None = None
     links: StudyLinks | None = None  # the study's runs and charts in MLflow's UI
+    decisions: tuple | None = None  # a staged study's (StagePlan, [StageResult]) after its last stage run
+    trials_run: int = 0  # a staged study's finished trials over all its stages
+
+    def decision_lines(self) -> list[str]:
+        """A staged study's decisions, for the sweep's last lines ([] otherwise)."""
+        if self.decisions is None:
+            return []
+        from tvrl_bench.sweeps.stage_record import decision_lines
+
+        staged, results = self.decisions
+        return decision_lines(staged.design, results, staged.arms.controls, self.trials_run, staged.most_trials())
 
     def line(self) -> str:
         if self.signal is not None:

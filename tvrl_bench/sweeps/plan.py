@@ -19,6 +19,7 @@ from tvrl_bench import registry
 from tvrl_bench.registry import suggest
 from tvrl_bench.sweeps import validate
 from tvrl_bench.sweeps.study import Study
+from tvrl_bench.sweeps.validate_decide import check_decide
 from tvrl_bench.training.trial.identity import trial_key
 
 
@@ -63,6 +64,7 @@ def load_study(path: str, profile: str | None = None) -> tuple[Study, str]:
     study = study.with_profile(profile)
     validate.check_study(study, resolved)
     validate.check_tables(study, resolved)
+    check_decide(study, resolved)
     return study, resolved
 
 

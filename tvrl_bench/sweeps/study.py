@@ -10,7 +10,8 @@ An axis is a component family (its `axis` in the registry: policy, sampler, rewa
 dataset) whose values name presets in components/<family>/ (or give a preset's path); `exclude` lists combinations to leave out, each a
 dict of axis values (`[{'objective': 'null', 'credit': 'uniform'}]`). `base = True` adds an untrained `base` trial per
 seed. `bindings` apply to every trial. `profiles` maps `--profile` names to profile files and
-`profile_axes` replaces axes under a profile (the paper's critics are not the toy critics).
+`profile_axes` replaces axes under a profile (the paper's critics are not the toy critics). `decide` makes the study
+run in stages until its comparisons are decided (tvrl_bench/decisions/design.py; checked in validate_decide.py).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class Study:
         profiles: dict[str, str] | None = None,
         profile_axes: dict[str, dict[str, list[str]]] | None = None,
         exclude: list[dict[str, str]] = (),
+        decide: dict | None = None,
     ):
         # Stored as written: tvrl_bench.sweeps.validate checks every field (with the file and line) before use.
         self.name = name
@@ -51,15 +53,17 @@ class Study:
         self.exclude = [dict(e) if isinstance(e, dict) else e for e in exclude] if isinstance(exclude, (list, tuple)) else exclude
         self.profile_axes = ({k: dict(v) if isinstance(v, dict) else v for k, v in profile_axes.items()}
                              if isinstance(profile_axes, dict) else (profile_axes or {}))
+        self.decide = dict(decide) if isinstance(decide, dict) else decide
 
     def with_profile(self, profile: str | None) -> "Study":
         """This study under another profile (`--profile NAME` or a path): its file and its axis overrides."""
         if profile is None:
             return self
         study = Study(self.name, self.axes, self.seeds, self.profiles.get(profile, profile), self.base, self.tables,
-                      self.bindings, self.profiles, self.profile_axes, self.exclude)
+                      self.bindings, self.profiles, self.profile_axes, self.exclude, self.decide)
         study.axes.update(self.profile_axes.get(profile, {}))
         return study
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "profile": self.profile, "axes": self.axes, "seeds": self.seeds, "base": self.base}
+        return {"name": self.name, "profile": self.profile, "axes": self.axes, "seeds": self.seeds, "base": self.base,
+                "decide": self.decide}
