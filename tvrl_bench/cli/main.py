@@ -22,6 +22,7 @@ SUBCOMMANDS = [
     "tvrl_bench.cli.prepare_toy",
     "tvrl_bench.cli.annotate",
     "tvrl_bench.cli.wide_eval",
+    "tvrl_bench.cli.record",
 ]
 
 

@@ -1,0 +1,58 @@
+"""`tvrl-bench record save STUDY` / `tvrl-bench record load FILE`: a study's finished runs as a file in git.
+
+A staged study decides from every finished run of its stages, and MLflow's store (mlflow.db) is not in git: a
+later stage on a new machine would rerun the earlier ones. `save` writes the study's finished trial runs (params,
+tags and final metrics) to reports/records/STUDY.jsonl; `load` logs them into a store (skipping trials it already
+has), after which `tvrl-sweep` resumes the study where the record ends and `tvrl-report` reads them.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from tvrl_bench.cli.common import add_tracking_uri
+
+RECORDS = Path("reports/records")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "record", help="save a study's finished runs to a file in the repository, or load them into a store",
+        description="Save a study's finished trial runs (params, tags, final metrics) to a JSON-lines file, or load "
+                    "such a file into an MLflow store so a sweep resumes after them and the report reads them. "
+                    "Curves, videos and checkpoints are not recorded.",
+        epilog="Example: tvrl-bench record save samplers; then on another machine: tvrl-bench record load "
+               "reports/records/samplers.jsonl && tvrl-sweep sweeps/samplers.gin")
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    save = actions.add_parser("save", help="write STUDY's finished runs to reports/records/STUDY.jsonl (or --out)")
+    save.add_argument("study", metavar="STUDY", help="the study's name (sweeps.study.name)")
+    save.add_argument("--out", metavar="FILE", help="where to write (default: reports/records/STUDY.jsonl)")
+    load = actions.add_parser("load", help="log a record's trials into the store (those it lacks)")
+    load.add_argument("file", metavar="FILE", help="a record written by `tvrl-bench record save`")
+    for sub in (save, load):
+        add_tracking_uri(sub, help="the MLflow store (default: $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db)")
+        sub.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tvrl_bench.cli.errors import UserError
+    from tvrl_bench.sweeps.records import RecordError, load_record, save_record
+    from tvrl_bench.tracking.store import tracking_errors
+    from tvrl_bench.tracking.store_checks import check_store
+
+    try:
+        if args.action == "save":
+            out = Path(args.out) if args.out else RECORDS / f"{args.study}.jsonl"
+            check_store(args.tracking_uri, write=False)
+            with tracking_errors(args.tracking_uri):
+                count = save_record(args.tracking_uri, args.study, out)
+            print(f"record save: {count} finished trials of study {args.study} -> {out}")
+            return 0
+        check_store(args.tracking_uri, write=True)
+        with tracking_errors(args.tracking_uri):
+            study, imported, present = load_record(args.tracking_uri, Path(args.file))
+        print(f"record load: study {study}: {imported} trials logged to {args.tracking_uri}, {present} already there")
+        return 0
+    except RecordError as exc:
+        raise UserError(str(exc)) from None
