@@ -28,7 +28,7 @@ from tvrl_bench.world.difficulty import DEFAULT, Difficulty
 from tvrl_bench.world.grammar import article
 from tvrl_bench.world.palette import BACKGROUNDS, SPRITE_COLOURS
 from tvrl_bench.world.scene import Rng, Scene, SceneDescription, as_random
-from tvrl_bench.world.vocabulary import NUMBER_WORDS, SHAPES
+from tvrl_bench.world.vocabulary import NUMBER_WORDS, SHAPES, SLOT_NAMES
 
 KINDS: tuple[str, ...] = ("object", "colour", "shape", "motion", "background", "count", "slot")
 CATEGORY_OF_KIND: dict[str, str] = {
@@ -41,9 +41,6 @@ CATEGORY_OF_KIND: dict[str, str] = {
     "slot": "slot",
 }
 CATEGORIES: tuple[str, ...] = ("object", "attribute", "motion", "background", "count", "slot")
-# The slot world's slot names (world/slots.py SLOT_NAMES), longest first so that "top left" is read before "top".
-SLOT_WORDS: tuple[str, ...] = ("top left", "top right", "bottom left", "bottom right", "middle", "left", "right",
-                               "top", "bottom")
 
 MOTION_QUESTION: dict[str, str] = {
     "static": "stand still",
@@ -100,6 +97,8 @@ class CheckSpec:
 
 _C = "|".join(SPRITE_COLOURS)
 _S = "|".join(SHAPES)
+# every slot name, longest first so that "top left" is read before "top"
+_SLOT = "|".join(sorted({name for names in SLOT_NAMES.values() for name in names}, key=len, reverse=True))
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("object", re.compile(rf"is there an? (?P<colour>{_C}) (?P<shape>{_S})\?")),
     ("colour", re.compile(rf"is there an? (?P<colour>{_C}) object\?")),
@@ -107,7 +106,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("motion", re.compile(rf"does the (?P<colour>{_C}) (?P<shape>{_S}) (?P<motion>{'|'.join(MOTION_QUESTION.values())})\?")),
     ("background", re.compile(rf"is the background (?P<background>{'|'.join(BACKGROUNDS)})\?")),
     ("count", re.compile(r"(?:is there exactly (?P<one>one) object|are there exactly (?P<many>\w+) objects)\?")),
-    ("slot", re.compile(rf"is the (?P<slot>{'|'.join(SLOT_WORDS)}) object (?P<colour>{_C})\?")),
+    ("slot", re.compile(rf"is the (?P<slot>{_SLOT}) object (?P<colour>{_C})\?")),
 )
 
 

@@ -13,6 +13,7 @@ share one sprite's region, and a sprite drawn in the wrong colour leaves its che
   `slot_checks`; the check is a `CheckSpec` of kind "slot" (world/checks.py), so critics and the evaluator read it
   like every other check.
 - `render_slots(scenes) -> video[B, F, 3, H, W]`; `slot_box(name, height, width)` is the pixel box of a slot.
+The slot names of each grid are world/vocabulary.py's SLOT_NAMES, which the check parser reads too.
 """
 
 from __future__ import annotations
@@ -23,19 +24,12 @@ from itertools import product
 
 import torch
 
-from tvrl_bench.world.checks import SLOT_WORDS, CheckSpec
+from tvrl_bench.world.checks import CheckSpec
 from tvrl_bench.world.palette import BACKGROUNDS, SPRITE_COLOURS, rgb
 from tvrl_bench.world.scene import Rng, as_random
+from tvrl_bench.world.vocabulary import SLOT_NAMES
 
-# Slot names of each grid (rows, cols), row by row; a name says where its slot is whatever the frame's size.
-SLOT_NAMES: dict[tuple[int, int], tuple[str, ...]] = {
-    (1, 1): ("middle",),
-    (1, 2): ("left", "right"),
-    (2, 1): ("top", "bottom"),
-    (2, 2): ("top left", "top right", "bottom left", "bottom right"),
-}
 _GRID_OF_NAME = {name: (grid, i) for grid, names in SLOT_NAMES.items() for i, name in enumerate(names)}
-assert set(_GRID_OF_NAME) == set(SLOT_WORDS), "the check parser must read every slot name"
 
 
 def slot_box(name: str, height: int, width: int) -> tuple[int, int, int, int]:

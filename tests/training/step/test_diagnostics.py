@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+import re
+from pathlib import Path
 
 import pytest
 import torch
 
-from tvrl_bench.training.step.diagnostics import check_kind, floor_fraction, group_spread, reward_per_kind
+from tvrl_bench.training.step.diagnostics import check_kind, check_row, floor_fraction, group_spread, reward_per_kind
 
 
 def test_group_spread_counts_groups_without_reward_spread():
@@ -32,3 +34,25 @@ def test_reward_per_kind_averages_each_kind_and_skips_free_text():
     assert reward_per_kind(scores, checks) == {
         "train/reward/background": -0.5, "train/reward/colour": -1.0, "train/reward/object": -2.0,
     }
+
+
+def test_the_slot_world_logs_one_reward_row_per_slot():
+    """Every slot check is of kind `slot`: one row for them all would be the mean reward again, so each slot has its
+    own, `train/reward/slot:<name>`."""
+    checks = [["Is the top left object red?", "Is the bottom right object blue?"],
+              ["Is the top left object green?", "Is the bottom right object blue?"]]
+    scores = torch.tensor([[0.9, 0.2], [0.5, 0.4]])
+    assert check_row("Is the top left object red?") == "slot:top left" and check_row("Is there a red object?") == "colour"
+    assert reward_per_kind(scores, checks) == pytest.approx({"train/reward/slot:bottom right": 0.3,
+                                                             "train/reward/slot:top left": 0.7})
+
+
+def test_every_reward_row_is_named_in_the_tracking_docs():
+    """docs/tracking.md lists what a trial run holds: each row the diagnostics log is there by its pattern."""
+    text = (Path(__file__).resolve().parents[3] / "docs" / "tracking.md").read_text(encoding="utf-8")
+    rows = reward_per_kind(torch.zeros(1, 2), [["Is there a red circle?", "Is the left object red?"]])
+    patterns = {re.sub(r"^train/reward/(slot:).*$", r"train/reward/\1<name>",
+                       re.sub(r"^train/reward/(?!slot:).*$", "train/reward/<check kind>", key)) for key in rows}
+    assert patterns == {"train/reward/<check kind>", "train/reward/slot:<name>"}
+    for pattern in patterns:
+        assert f"`{pattern}`" in " ".join(text.split()), pattern

@@ -5,8 +5,9 @@
 - `train/floor_fraction`: the fraction of check scores at the critic's floor (no slope there), for critics that
   declare one (`Reward.floor_score`);
 - `train/reward/<kind>`: the mean score of each kind of toy check (object, colour, shape, motion, background,
-  count), so a run that buys one kind and loses another shows it. Checks that are not toy-world checks (free text
-  for the real critics) are left out.
+  count), so a run that buys one kind and loses another shows it; on the slot world, where every check is of kind
+  `slot`, one row per slot instead, `train/reward/slot:<name>` (`slot:top left`), so a run that buys one slot and
+  loses another shows it too. Checks that are not toy-world checks (free text for the real critics) are left out.
 """
 
 from __future__ import annotations
@@ -42,12 +43,24 @@ def check_kind(question: str) -> str | None:
         return None
 
 
+@lru_cache(maxsize=4096)
+def check_row(question: str) -> str | None:
+    """The row a toy check's score is logged under: its kind ('object'), or 'slot:<name>' for a slot-world check
+    ('slot:top left'); None for a question that is not a toy-world check."""
+    try:
+        spec = parse_check(question)
+    except ValueError:
+        return None
+    return f"slot:{spec.slot}" if spec.kind == "slot" else spec.kind
+
+
 def reward_per_kind(scores: torch.Tensor, checks: list[list[str]]) -> dict[str, float]:
-    """{'train/reward/<kind>': mean score} over the checks[B][k] (scores[B, K]) that are toy-world checks."""
+    """{'train/reward/<row>': mean score} over the checks[B][k] (scores[B, K]) that are toy-world checks, one row
+    per check kind, per slot on the slot world (check_row)."""
     sums: dict[str, list[float]] = {}
     for i, row in enumerate(checks):
         for k, question in enumerate(row):
-            kind = check_kind(question)
-            if kind is not None:
-                sums.setdefault(kind, []).append(float(scores[i, k]))
-    return {f"train/reward/{kind}": sum(v) / len(v) for kind, v in sorted(sums.items())}
+            name = check_row(question)
+            if name is not None:
+                sums.setdefault(name, []).append(float(scores[i, k]))
+    return {f"train/reward/{name}": sum(v) / len(v) for name, v in sorted(sums.items())}
