@@ -12,6 +12,7 @@ import argparse
 from pathlib import Path
 
 from tvrl_bench.cli.common import add_tracking_uri
+from tvrl_bench.cli.errors import add_debug_flag
 
 RECORDS = Path("reports/records")
 
@@ -32,15 +33,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     load.add_argument("file", metavar="FILE", help="a record written by `tvrl-bench record save`")
     for sub in (save, load):
         add_tracking_uri(sub, help="the MLflow store (default: $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db)")
+        add_debug_flag(sub)
         sub.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from tvrl_bench.cli.errors import UserError
     from tvrl_bench.sweeps.records import RecordError, load_record, save_record
-    from tvrl_bench.tracking.store import tracking_errors
+    from tvrl_bench.tracking.store import resolve_uri, tracking_errors
     from tvrl_bench.tracking.store_checks import check_store
 
+    args.tracking_uri = resolve_uri(args.tracking_uri)
     try:
         if args.action == "save":
             out = Path(args.out) if args.out else RECORDS / f"{args.study}.jsonl"
