@@ -60,7 +60,7 @@ class OfficialTVRL(Objective):
         kl_ramp_steps=integer(0, example="100"),
         kl_window=integer(1, example="10"),
         refresh_every=integer(1, example="10", note="optimizer steps between reloads of the KL reference"),
-        advantage_eps=number(0, example="1e-6"),
+        advantage_eps=positive("1e-6", note="the std floor: a check every rollout of a group scores alike has std 0"),
         advantage_clip=positive("5.0"),
     )
 

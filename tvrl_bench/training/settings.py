@@ -79,7 +79,7 @@ class TrialSettings:
         minibatches=integer(1, example="1"),
         max_grad_norm=positive("1.0"),
         advantage_std=one_of("group", "global", "none"),
-        advantage_eps=number(0, example="1e-4"),
+        advantage_eps=positive("1e-4", note="the std floor: a group whose rewards are all equal has std 0"),
         advantage_clip=optional(positive("5.0")),
         ratio_tolerance=number(0, example="0.0"),
         keep_rollout_graph=one_of(True, False),
