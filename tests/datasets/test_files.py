@@ -111,3 +111,25 @@ DATASET = @datasets.pair()
     assert len(paired.eval) == 1 and paired.eval[0].prompt.startswith("Held out")
     with pytest.raises(ValueError, match="has no eval prompts"):
         pair_prompt_set(paired, PromptSet("x", paired.train, ()))
+
+
+SLOT_PROMPT = "red at the top left, blue at the top right, green at the bottom left and yellow at the bottom right"
+
+
+def test_a_check_the_toy_critic_cannot_read_is_named_by_file_and_line_at_config_time(tmp_path, monkeypatch):
+    """Before anything is built, naming the toy components that read the checks (those that declare their worlds)."""
+    from tvrl_bench.training.trial.checks import check_values
+
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "prompts.csv", f'prompt,checks,split\n"{SLOT_PROMPT}",Is the top left object red?,eval\n'
+                                    f'"{SLOT_PROMPT}",Is the top left object red? | Is the centre object blue?,train\n')
+    bindings = ["datasets.file.path = 'prompts.csv'", "DATASET = @datasets.file()"]
+    loaded = load_config(["components/profiles/toy.gin"], bindings)
+    with pytest.raises(PromptFileError, match=r"^prompts.csv, line 3: check 'Is the centre object blue\?' is not a "
+                                              r"toy-world check, and rewards.toy_oracle and evaluators.toy read toy "
+                                              r"checks only; write it as the toy world asks \('Is the top left"):
+        check_values(loaded)
+    # a critic that reads no check leaves the evaluator, which would fail at the final evaluation
+    loaded = load_config(["components/profiles/toy.gin"], [*bindings, "REWARD = @rewards.toy_pattern()"])
+    with pytest.raises(PromptFileError, match="and evaluators.toy reads toy checks only"):
+        check_values(loaded)

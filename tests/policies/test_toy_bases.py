@@ -8,6 +8,8 @@ from dataclasses import asdict
 import pytest
 
 from tvrl_bench.policies.toy import SHIPPED_BASES, ToyPolicy
+from tvrl_bench.policies.toy_bases import bases_of, configured_world
+from tvrl_bench.world.declaration import CheckpointWorld, VideoSize
 from tvrl_bench.recipes.pretrain_policy import RECIPES
 
 
@@ -25,3 +27,13 @@ def test_each_shipped_base_loads_by_name_and_records_its_recipe(base, grid):
 def test_an_unknown_base_names_the_choices():
     with pytest.raises(ValueError, match=r"policies\.toy\.base = 'v9'.*'v1', 'v2', 'v2_18k'"):
         ToyPolicy(base="v9")
+
+
+@pytest.mark.parametrize("base", list(SHIPPED_BASES))
+def test_each_shipped_base_states_its_world_and_video(base):
+    """What the trial's world check reads (policies/toy_bases.py): recipe.world and video in its pretrain.json."""
+    record = json.loads((SHIPPED_BASES[base] / "pretrain.json").read_text())
+    world = "slots" if base.startswith("slots") else "sprites"
+    assert record["recipe"]["world"] == world and record["video"] == {"frames": 8, "height": 16, "width": 16}
+    assert configured_world(base, None) == CheckpointWorld(world, VideoSize(8, 16, 16))
+    assert base in bases_of(world)

@@ -12,6 +12,8 @@ import torch
 from safetensors.torch import load_file
 
 from tvrl_bench.policies.toy import DEFAULT_PATH, ToyPolicy
+from tvrl_bench.policies.toy_bases import folder_world
+from tvrl_bench.world.declaration import CheckpointWorld, VideoSize
 from tvrl_bench.datasets.toy import signatures, toy_prompt_set, training_batch
 from tvrl_bench.world.difficulty import HARD
 from tvrl_bench.recipes.flow_matching import (
@@ -71,6 +73,9 @@ def test_few_step_run_writes_a_loadable_ema_checkpoint(tiny_run):
     written = json.loads((out / "pretrain.json").read_text())
     assert written == json.loads(json.dumps(summary))
     assert written["seed"] == 3 and written["steps"] == 4
+    # the world and video size it was trained on, read by the config's world check (world/declaration.py)
+    assert written["recipe"]["world"] == "sprites" and written["video"] == {"frames": 8, "height": 16, "width": 16}
+    assert folder_world(out) == CheckpointWorld("sprites", VideoSize(8, 16, 16))
     assert [h["step"] for h in written["validation"]["history"]] == [2, 4]
     assert set(written["eval"]["scores"]) >= {"overall", "object", "attribute", "motion", "background"}
     # The unused ByT5 branch stays exactly zero (frozen, out of the optimizer), so git compresses it.

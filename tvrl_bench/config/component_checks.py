@@ -30,7 +30,7 @@ _WARNED: set[str] = set()
 _ALWAYS_BUILT = ("training.trial", "training.schedule", "training.optimizer")
 
 
-def _qualified(selector: str, names: set[str]) -> str | None:
+def qualified_name(selector: str, names: set[str]) -> str | None:
     if selector in names:
         return selector
     return next((n for n in sorted(names) if n.endswith("." + selector)), None)
@@ -43,13 +43,13 @@ def _references(value: Any):
             yield reference.selector
 
 
-def _resolve(value: Any) -> Any:
+def resolved(value: Any) -> Any:
     """A bound value with `%MACRO` replaced by the macro's value; Unknown for a reference to a component."""
     if isinstance(value, gin.config.ConfigurableReference):
         if value.selector in _MACRO:
             name = value.scoped_selector.rsplit("/", 1)[0]
             try:
-                return _resolve(gin.query_parameter(f"{name}/macro.value"))
+                return resolved(gin.query_parameter(f"{name}/macro.value"))
             except ValueError:
                 raise Unknown(name) from None
         raise Unknown(value.selector)
@@ -63,10 +63,10 @@ class _Own(dict):
         super().__init__({**defaults, **bound})
 
     def __getitem__(self, key: str) -> Any:
-        return _resolve(super().__getitem__(key))
+        return resolved(super().__getitem__(key))
 
 
-def _defaults(target: Any) -> dict[str, Any]:
+def default_values(target: Any) -> dict[str, Any]:
     fn = target.__init__ if inspect.isclass(target) else target
     try:
         params = inspect.signature(fn).parameters.values()
@@ -75,11 +75,11 @@ def _defaults(target: Any) -> dict[str, Any]:
     return {p.name: p.default for p in params if p.default is not inspect.Parameter.empty and p.name != "self"}
 
 
-def _bound(qualified: str, names: set[str]) -> dict[str, Any]:
+def bound_values(qualified: str, names: set[str]) -> dict[str, Any]:
     """What the config binds to `qualified` (unscoped, or in any scope: the last one wins)."""
     found: dict[str, Any] = {}
     for (scope, selector), values in gin.config._CONFIG.items():
-        if _qualified(selector, names) == qualified:
+        if qualified_name(selector, names) == qualified:
             found.update(values)
     return found
 
@@ -87,13 +87,13 @@ def _bound(qualified: str, names: set[str]) -> dict[str, Any]:
 def _outside(names: set[str]):
     def value(key: str) -> Any:
         selector, param = key.rsplit(".", 1)
-        qualified = _qualified(selector, names)
+        qualified = qualified_name(selector, names)
         if qualified is None:
             raise Unknown(key)
-        bound = _bound(qualified, names)
+        bound = bound_values(qualified, names)
         if param in bound:
-            return _resolve(bound[param])
-        defaults = _defaults(registry.get(qualified).target)
+            return resolved(bound[param])
+        defaults = default_values(registry.get(qualified).target)
         if param not in defaults:
             raise Unknown(key)
         return defaults[param]
@@ -105,11 +105,11 @@ def checked_components() -> tuple[set[str], set[str]]:
     names = set(registry.registered_names())
     bound, referred = set(), set()
     for (scope, selector), values in gin.config._CONFIG.items():
-        if (qualified := _qualified(selector, names)) is not None:
+        if (qualified := qualified_name(selector, names)) is not None:
             bound.add(qualified)
         for value in values.values():
             for reference in _references(value):
-                if (qualified := _qualified(reference, names)) is not None:
+                if (qualified := qualified_name(reference, names)) is not None:
                     referred.add(qualified)
     if "training.trial" in bound:
         referred |= {n for n in _ALWAYS_BUILT if n in names}
@@ -127,21 +127,21 @@ def component_problems(loaded: LoadedConfig | None = None) -> tuple[list[str], l
         checks = declared_checks(target)
         if checks is None:
             continue
-        given = _bound(qualified, names)
-        own = _Own(given, _defaults(target) if qualified in referred else {})
+        given = bound_values(qualified, names)
+        own = _Own(given, default_values(target) if qualified in referred else {})
         inherited = {param for (_, component, param) in (loaded.inherited if loaded else {}) if component == qualified}
         for problem in checks.problems(qualified, Values(qualified, own, _outside(names)),
                                        relations=qualified in referred):
             own_params = {p for p in problem.params if "." not in p}
             if own_params and own_params <= inherited:
                 continue  # reported as its base's, where the value was bound
-            where = _where(loaded, qualified, problem.params)
+            where = where_bound(loaded, qualified, problem.params)
             line = f"{where}: {problem.message}" if where else problem.message
             (warnings if problem.warn else errors).append(line)
     return errors, warnings
 
 
-def _where(loaded: LoadedConfig | None, qualified: str, params: tuple[str, ...]) -> str | None:
+def where_bound(loaded: LoadedConfig | None, qualified: str, params: tuple[str, ...]) -> str | None:
     """Where the user bound one of `params`: the command line first, then the user's own files (not an included
     preset), then any file; among equals the first of `params` (a relation lists its subject first)."""
     found = []

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import tokenize
+from pathlib import Path
 from dataclasses import dataclass, field
 
 from gin import config_parser
 
 from tvrl_bench.config.errors import ConfigError
-from tvrl_bench.config.paths import read_config_text, resolve
+from tvrl_bench.config.paths import PROJECT_ROOT, read_config_text, resolve
 
 
 @dataclass(frozen=True)
@@ -80,14 +81,11 @@ def binding_locations(loaded: LoadedConfig) -> dict[tuple[str, str, str], str]:
     found: dict[tuple[str, str, str], str] = {}
     seen: set[str] = set()
 
-    def walk(path: str) -> None:
-        if path in seen:  # gin would stop on a cycle; here it only must not loop
-            return
-        seen.add(path)
+    def read(text: str, origin: str | None) -> None:
+        """Record the bindings of a file's (or the command line's, origin None) text; follow its includes."""
         try:
-            text = read_config_text(path)
             statements = list(config_parser.ConfigParser(text, ListingDelegate()))
-        except (OSError, SyntaxError, tokenize.TokenError, ConfigError):
+        except (SyntaxError, tokenize.TokenError):
             return
         for s in statements:
             if isinstance(s, config_parser.IncludeStatement):
@@ -96,14 +94,37 @@ def binding_locations(loaded: LoadedConfig) -> dict[tuple[str, str, str], str]:
                 except ConfigError:
                     pass
             elif isinstance(s, config_parser.BindingStatement):
-                found[(s.scope or "", s.selector, s.arg_name or "")] = f"{path}:{s.location.line_num}"
+                place = f"{origin}:{s.location.line_num}" if origin else "--gin_bindings"
+                found[(s.scope or "", s.selector, s.arg_name or "")] = place
+
+    def walk(path: str) -> None:
+        if path in seen:  # gin would stop on a cycle; here it only must not loop
+            return
+        seen.add(path)
+        try:
+            read(read_config_text(path), path)
+        except (OSError, ConfigError):
+            return
 
     for path in loaded.files:
         walk(path)
-    for b in loaded.top_level:
-        if b.origin == "--gin_bindings":
-            found[(b.scope, b.selector, b.param)] = "--gin_bindings"
+    for text in loaded.bindings:  # in order: an `include` there binds its file's values at their lines
+        read(text, None)
     return found
+
+
+def short_origin(origin: str) -> str:
+    """A binding's origin as a line shows it: a file under the current folder or this checkout relative to it
+    ("components/profiles/toy.gin:22"), others as they are."""
+    path, colon, line = origin.rpartition(":")
+    if not colon or not line.isdigit():
+        return origin
+    for root in (Path.cwd(), PROJECT_ROOT):
+        try:
+            return f"{Path(path).relative_to(root)}:{line}"
+        except ValueError:
+            continue
+    return origin
 
 
 def locate(loaded: LoadedConfig | None, selector: str, param: str, scope: str = "") -> str | None:

@@ -58,6 +58,8 @@ class LocatedRouter(GradientRouter):
     """Positive control: each check's credit on the tokens where its object is drawn, whole video where absent."""
 
     needs_grads = False
+    worlds = ("slots", "sprites")  # it reads the toy checks' colour words and slot names
+    world_parameters = {"sprites": ("tolerance",)}  # a slot check's map is its slot's box, whatever the colours
     needs_checks = True
 
     CHECKS = Checks(tolerance=positive("0.3"), combine=one_of(*COMBINE_MODES, note="how a rollout's checks' maps become one"))

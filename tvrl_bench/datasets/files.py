@@ -4,7 +4,9 @@ Every problem with a file is a PromptFileError naming the file, the line and the
 are not UTF-8, a malformed row. The prompt set remembers where each prompt was read (`locations`), so a trial
 can name the line of a prompt that has no checks. `check_bound_prompt_files()` reads the files a parsed config
 binds without building anything (a registry config check: a trial, and a sweep for every trial, runs it before
-anything starts).
+anything starts), and, when the trial has a toy component that reads the checks (one that declares its worlds:
+the toy critics, evaluator and located credit), parses every check as the toy world's, so a check they cannot read
+is named by file and line before the first step.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tvrl_bench.datasets.rows import PromptFileError
+from tvrl_bench.config.trial_components import trial_components
+from tvrl_bench.datasets.rows import PromptFileError, PromptRow
 from tvrl_bench.datasets.splits import build_prompt_set, load_rows
 from tvrl_bench.prompts import PromptSet
 from tvrl_bench.registry import config_check, register
@@ -97,6 +100,28 @@ def check_bound_prompt_files() -> None:
         return
     column = bound["prompt_column"] if isinstance(bound["prompt_column"], str) else "prompt"
     checks = bound["checks_path"] if isinstance(bound["checks_path"], str) else None
-    read_prompt_rows(bound["path"], column, checks)
+    rows = read_prompt_rows(bound["path"], column, checks)
     if isinstance(bound["eval_path"], str):
-        read_prompt_rows(bound["eval_path"], column, checks)
+        rows += read_prompt_rows(bound["eval_path"], column, checks)
+    check_toy_checks(rows)
+
+
+def check_toy_checks(rows: list[PromptRow]) -> None:
+    """PromptFileError at the first check of `rows` that the trial's toy check readers cannot parse."""
+    from tvrl_bench.world.checks import parse_check
+    from tvrl_bench.world.declaration import served_worlds
+
+    readers = [p.qualified for p in trial_components()
+               if p.axis not in ("policy", "dataset") and served_worlds(p.target) is not None]
+    if not readers:
+        return
+    for row in rows:
+        for check in row.checks:
+            try:
+                parse_check(check)
+            except ValueError:
+                raise PromptFileError(
+                    f"{row.where}: check {check!r} is not a toy-world check, and {' and '.join(readers)} "
+                    f"read{'s' if len(readers) == 1 else ''} toy checks only; write it as the toy world asks ('Is the "
+                    "top left object red?' in the slot world; 'Is there a red circle?', 'Does the red circle move "
+                    "up?', 'Is the background black?' in the sprite world)") from None

@@ -12,25 +12,36 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
+from functools import lru_cache, partial
 from typing import Iterable
 
 import torch
 
 from tvrl_bench.prompts import PromptItem, PromptSet
-from tvrl_bench.config.rules import Checks, checked, integer, one_of
+from tvrl_bench.config.rules import checked
+from tvrl_bench.datasets.toy_checks import SPRITE_CHECKS, drawn_by_sprite_set
 from tvrl_bench.registry import register
 from tvrl_bench.world.checks import checks_for
-from tvrl_bench.world.difficulty import DEFAULT, PRESETS, Difficulty, from_knobs
+from tvrl_bench.world.declaration import serves
+from tvrl_bench.world.difficulty import DEFAULT, Difficulty, from_knobs
 from tvrl_bench.world.grammar import parse_prompt, prompt_of
 from tvrl_bench.world.render import render_batch
 from tvrl_bench.world.scene import Rng, Scene, SceneDescription, as_random, sample_scene, sample_scenes
 
 
+class ScenesExhausted(ValueError):
+    """A world has fewer distinct scenes than asked; `found` is how many the draws found."""
+
+    def __init__(self, message: str, found: int):
+        super().__init__(message)
+        self.found = found
+
+
 def unique_descriptions(n: int, rng: Rng, difficulty: Difficulty = DEFAULT, exclude: Iterable[tuple] = ()) -> list[SceneDescription]:
-    """`n` feasible scene descriptions with distinct signatures, none in `exclude`, in the order drawn. ValueError
-    when the world runs out of scenes: after 200 x (n + 10) draws, or as soon as 20 x (found + 10) draws in a row
-    found nothing new (so asking a world of ~1,300 scenes for a million fails in seconds, not hours)."""
+    """`n` feasible scene descriptions with distinct signatures, none in `exclude`, in the order drawn.
+    ScenesExhausted (a ValueError) when the world runs out of scenes: after 200 x (n + 10) draws, or as soon as
+    20 x (found + 10) draws in a row found nothing new (so asking a world of ~1,300 scenes for a million fails in
+    seconds, not hours)."""
     r = as_random(rng)
     seen = set(exclude)
     found: list[SceneDescription] = []
@@ -39,16 +50,26 @@ def unique_descriptions(n: int, rng: Rng, difficulty: Difficulty = DEFAULT, excl
         draws += 1
         stalled += 1
         if draws > 200 * (n + 10) or stalled > 20 * (len(found) + 10):
-            raise ValueError(
+            raise ScenesExhausted(
                 f"found only {len(found)} of {n} distinct toy scenes at difficulty '{difficulty.name}' "
-                f"(excluding {len(set(exclude))}); ask for fewer prompts or a larger world (more colours, shapes, sprites)"
-            )
+                f"(excluding {len(set(exclude))}); ask for fewer prompts or a larger world (more colours, shapes, "
+                "sprites)", len(found))
         description = sample_scene(r, difficulty).description()
         if description.signature not in seen:
             seen.add(description.signature)
             found.append(description)
             stalled = 0
     return found
+
+
+@lru_cache(maxsize=16)
+def available_scenes(n: int, difficulty: Difficulty = DEFAULT) -> int:
+    """How many distinct scenes of `difficulty` a draw of n finds: n when the world holds that many, else all it
+    has (1,344 at the default difficulty). Cached: a config check asks it for every trial of a study."""
+    try:
+        return len(unique_descriptions(n, as_random(0), difficulty))
+    except ScenesExhausted as exc:
+        return exc.found
 
 
 def signatures(items: Iterable[PromptItem | str]) -> frozenset[tuple]:
@@ -61,8 +82,9 @@ def prompt_item(scene: SceneDescription | Scene, count: bool = False) -> PromptI
     return PromptItem(prompt_of(scene), checks_for(scene, count))
 
 
+@serves("sprites")
 @register("datasets", "toy")
-@checked(Checks(n_train=integer(0, example="512"), n_eval=integer(0, example="64"), difficulty=one_of(*PRESETS)))
+@checked(SPRITE_CHECKS)
 def toy_prompt_set(
     seed: int = 0,
     n_train: int = 512,
@@ -83,7 +105,9 @@ def toy_prompt_set(
     """Toy-world prompts with their checks: reproducible from a seed, train and eval sharing no scene.
 
     `difficulty` names a preset ("default": 16 x 16 x 8, "hard": 32 x 32 x 8); the other knobs override it
-    (None keeps the preset's value; see tvrl_bench.world.difficulty.from_knobs).
+    (None keeps the preset's value; see tvrl_bench.world.difficulty.from_knobs). What the videos show (size,
+    frames, min_size, max_size, speed, and the preset's) is the policy's, so a trial refuses values other than
+    the policy's (datasets/toy_checks.py `drawn_by_sprite_set`).
     """
     d = from_knobs(
         difficulty, size=size, n_colours=n_colours, n_backgrounds=n_backgrounds, frames=frames,
@@ -131,3 +155,6 @@ def training_batch(
         checks=tuple(checks_for(s, difficulty.count_checks) for s in scenes),
         videos=render_batch(scenes),
     )
+
+
+toy_prompt_set.drawn = drawn_by_sprite_set

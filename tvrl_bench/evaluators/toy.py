@@ -14,7 +14,7 @@ Per video[F, 3, H, W]:
    background is the named colour covering at least `background_fraction` of all pixels; the count is the most
    common number of objects per frame; a slot check (the slot world, world/slots.py) passes when the asked colour
    covers the most pixels of the slot's box, at least `min_area` of them, in at least `min_frame_fraction` of
-   the frames.
+   the frames (the other thresholds act on the sprite world only: `world_parameters`).
 Metrics: per-check accuracy pooled per category (object, attribute, motion, background, count), `overall` = the
 mean of the categories present. Raw records (one per video): index, prompt, score (the mean over the video's
 categories of its own per-category accuracy), fraction (checks passed), and each check with its answer.
@@ -76,6 +76,8 @@ class ToyEvaluator(Evaluator):
     """Exact toy-world evaluator: palette segmentation, components, shapes, tracks; per-category accuracy."""
 
     categories = CATEGORIES
+    worlds = ("slots", "sprites")
+    world_parameters = {"sprites": ("max_side_fraction", "min_speed", "background_fraction")}
 
     CHECKS = Checks(
         tolerance=positive("0.3"),
@@ -204,9 +206,8 @@ class ToyEvaluator(Evaluator):
         return [self.answer(spec, labels, blobs) for spec in specs]
 
     # --- the contract -----------------------------------------------------------------------------------------
-    def evaluate_detailed(
-        self, videos: torch.Tensor, prompts: list[str], checks: list[tuple[str, ...]]
-    ) -> tuple[dict[str, float], list[dict[str, Any]]]:
+    def evaluate_detailed(self, videos: torch.Tensor, prompts: list[str],
+                          checks: list[tuple[str, ...]]) -> tuple[dict[str, float], list[dict[str, Any]]]:
         """(metrics, raw records) for videos[B, F, 3, H, W] in [0, 1] (see the module docstring)."""
         if videos.dim() != 5 or videos.shape[2] != 3:
             raise ValueError(f"evaluators.toy expects videos[B, F, 3, H, W], got shape {tuple(videos.shape)}")

@@ -20,22 +20,21 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import torch
 
 from tvrl_bench.policies.base import Policy
 from tvrl_bench.policies.lean_forward import lean_forward, lean_forward_applies, rope_tables
+from tvrl_bench.policies.toy_bases import SHIPPED_BASES, configured_world
 from tvrl_bench.policies.toy_network import create_toy_network, load_toy_network, save_toy_network
 from tvrl_bench.config.errors import ConfigError
 from tvrl_bench.config.rules import Checks, one_of
 from tvrl_bench.registry import register
 from tvrl_bench.tokens import TokenGrid
 
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
-# The shipped base checkpoints, by the recipe that made them (tvrl_bench.recipes.pretrain_policy.RECIPES).
-SHIPPED_BASES = {name: ASSETS / ("toy_policy" if name == "v1" else f"toy_policy_{name}")
-                 for name in ("v1", "v2", "v2_18k", "v2_noisy_captions", "slots_clean", "slots")}
+from tvrl_bench.world.declaration import CheckpointWorld
+
 DEFAULT_PATH = SHIPPED_BASES["v1"]
 NUM_TRAIN_TIMESTEPS = 1000  # HunyuanVideo-1.5 feeds the transformer timestep = sigma * 1000
 
@@ -47,6 +46,15 @@ class ToyPolicy(Policy):
     """Tiny HunyuanVideo-1.5 transformer in pixel space with a learned word-embedding text encoder."""
 
     CHECKS = Checks(base=one_of(*SHIPPED_BASES, note="the shipped bases"))
+    worlds = None  # its world is its checkpoint's: `checkpoint_world`
+
+    @staticmethod
+    def checkpoint_world(values: Mapping[str, Any]) -> tuple[str, CheckpointWorld] | None:
+        """(the parameter that chose the checkpoint, its world and video size) for a config's values of this
+        policy: `path` when bound, else `base` (policies/toy_bases.py); None when the checkpoint does not say."""
+        path = values.get("path")
+        world = configured_world(values.get("base", "v1"), path)
+        return None if world is None else ("path" if path else "base", world)
 
     def __init__(
         self,

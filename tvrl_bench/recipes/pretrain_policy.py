@@ -206,7 +206,8 @@ def pretrain_policy(
         "wall_seconds": round(time.perf_counter() - started, 1),
         "cpu_seconds": round(time.process_time() - cpu_started, 1),
         "torch_threads": torch.get_num_threads(),
-        "recipe": asdict(recipe),
+        "recipe": asdict(recipe),  # recipe.world: the world it was trained on (world/declaration.py)
+        "video": {"frames": world.frames, "height": world.height, "width": world.width},
         "validation": {"n_prompts": len(validation), "best": _rounded(best), "history": history},
         "eval": {"dataset": f"{'datasets.toy' if recipe.world == 'sprites' else 'datasets.toy_slots'} eval (seed 0)", "n_prompts": len(eval_items), "scores": _rounded(final)},
         "versions": {"torch": torch.__version__, "python": platform.python_version()},

@@ -31,6 +31,7 @@ class ToyLearned(Reward):
     """Learned toy critic: a FiLM conv net answering the checks; log p(Yes)."""
 
     fps = None  # toy videos have no physical frame rate; the critic reads frames, not seconds
+    worlds = ("sprites",)  # the shipped weights learned the sprite world's words; slot words are unknown to them
 
     def __init__(self, path: str | None = None) -> None:
         super().__init__()

@@ -29,14 +29,14 @@ itself, in [floor, 1]), built from:
 - background: the fraction of pixels in the background's mask, through a sigmoid; count: the sum over sprite
   colours of their existence, scored with a Gaussian around the asked number.
 - the slot world's checks ("Is the top left object red?"): the asked colour's area in the slot against every other
-  sprite colour's and `min_area`, through a sigmoid of `slot_sharpness` per pixel (rewards/toy_slot_measure.py).
-The perception (masks, shape evidence, motion) is `ToyPerception` (rewards/toy_perception.py). Probabilities
-are combined in log space, so saturated sigmoids still pass (tiny) gradients. A question's
-gradient flows only through its own colour's mask (for shapes, through the best-matching window): "Is there a
-red circle?" puts its gradient on the red circle, not on the blue square. All pairs go through one batched
-forward; only the question text is parsed per pair. It shares no code with the evaluator. The templates are
-sized for the difficulty it is built with (`difficulty`, or `min_size` / `max_size` / `shapes`): set it to the
-dataset's.
+  sprite colour's and `min_area`, through a sigmoid of `slot_sharpness` per pixel (rewards/toy_slot_measure.py),
+  which leaves the sprite measures' parameters out (bound on a slot-world trial, they are refused).
+The perception (masks, shape evidence, motion) is `ToyPerception` (rewards/toy_perception.py). Probabilities are
+combined in log space, so saturated sigmoids still pass (tiny) gradients. A question's gradient flows only through
+its own colour's mask (for shapes, through the best-matching window): "Is there a red circle?" puts its gradient on
+the red circle, not on the blue square. All pairs go through one batched forward; only the question text is parsed
+per pair. It shares no code with the evaluator. The templates are sized for the difficulty it is built with
+(`difficulty`, or `min_size` / `max_size` / `shapes`): set it to the dataset's.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ import torch
 from tvrl_bench.config.rules import Checks, number, one_of, positive
 from tvrl_bench.registry import register
 from tvrl_bench.rewards.base import Reward
-from tvrl_bench.rewards.toy_slot_measure import SlotPerception
+from tvrl_bench.rewards.toy_slot_measure import SPRITE_ONLY_PARAMETERS, SlotPerception
 from tvrl_bench.rewards.toy_sprite_location import ComponentPerception
 from tvrl_bench.rewards.toy_perception import ANY_SPRITE, ToyPerception, log_sigmoid, slope
 from tvrl_bench.world.checks import CheckSpec, parse_check
@@ -69,6 +69,8 @@ def _parse(question: str) -> CheckSpec:
 class ToyOracle(SlotPerception, ComponentPerception, ToyPerception, Reward):
     """Exact differentiable toy critic: soft colour masks, shape boxes, centroid motion; log p(Yes) (or p)."""
 
+    worlds = ("slots", "sprites")
+    world_parameters = {"sprites": SPRITE_ONLY_PARAMETERS}  # rewards/toy_slot_measure.py
     CHECKS = Checks(
         difficulty=one_of(*PRESETS),
         shape_measure=one_of("fill", "template", "component"),
@@ -175,15 +177,9 @@ class ToyOracle(SlotPerception, ComponentPerception, ToyPerception, Reward):
             )
         device = videos.device
         kind = torch.tensor([_KINDS.index(s.kind) for s in specs], device=device)
-        row = torch.tensor(
-            [
-                ALL_COLOURS.index(s.background) if s.kind == "background"
-                else ALL_COLOURS.index(s.colour) if s.colour is not None
-                else ANY_SPRITE
-                for s in specs
-            ],
-            device=device,
-        )
+        row = torch.tensor([ALL_COLOURS.index(s.background) if s.kind == "background"
+                            else ALL_COLOURS.index(s.colour) if s.colour is not None else ANY_SPRITE for s in specs],
+                           device=device)
         shape = torch.tensor([self.shapes.index(s.shape) if s.shape else 0 for s in specs], device=device)
         motion = torch.tensor([MOTIONS.index(s.motion) if s.motion else 0 for s in specs], device=device)
 

@@ -22,6 +22,7 @@ class ToyPattern(Reward):
     """Scores every check of a video by the mean brightness of its top-left corner patch (ignores the prompt)."""
 
     score_space = "prob"  # in [0, 1], like a probability of "yes"
+    worlds = None  # it reads no check: any world
 
     CHECKS = Checks(fraction=number(0, 1, low_open=True, example="0.25", note="the patch's side, of the frame's"))
 

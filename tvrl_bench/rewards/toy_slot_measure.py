@@ -25,6 +25,15 @@ from tvrl_bench.rewards.toy_perception import log_sigmoid
 from tvrl_bench.world.palette import SPRITE_COLOURS
 from tvrl_bench.world.slots import slot_box
 
+# The oracle's parameters that act on the sprite world's checks only: a slot check reads the colour masks
+# (colour_width, l1_scale, mask_level, mask_sharpness), min_area, slot_sharpness, floor and score.
+SPRITE_ONLY_PARAMETERS = (
+    "difficulty", "min_size", "max_size", "shapes", "speed", "shape_threshold", "colour_threshold", "sharpness",
+    "amplitude_threshold", "amplitude_sharpness", "background_threshold", "background_sharpness", "motion_sharpness",
+    "count_width", "shape_measure", "fill_sharpness", "ring_level", "ring_sharpness", "reach_level", "area_sharpness",
+    "tolerance", "max_side", "min_frame_fraction", "exist_sharpness", "min_speed", "aspect_sharpness",
+    "component_values")
+
 
 class SlotPerception:
     """Mixin of ToyPerception (for kernel, palette, sprite_rows) that reads min_area and slot_sharpness."""

@@ -25,6 +25,7 @@ class ToyVerdicts(Reward):
     score_space = "prob"  # a verdict is a 0/1 probability of "yes"
     grad_spaces: tuple[str, ...] = ()  # no gradient: a rule reward
     scores_jointly = True  # one segmentation per video answers all its checks
+    worlds = ("slots", "sprites")  # the exact evaluator answers both worlds' checks
 
     def __init__(self, evaluator: ToyEvaluator | None = None) -> None:
         """evaluator: the toy evaluator whose verdicts are the scores (default `evaluators.toy` with its defaults;

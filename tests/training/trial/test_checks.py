@@ -45,3 +45,18 @@ def test_the_prompt_file_check_is_declared_by_its_component_module():
     from tvrl_bench.datasets.files import check_bound_prompt_files
 
     assert check_bound_prompt_files in registry._CONFIG_CHECKS
+
+
+def test_a_value_error_of_a_component_the_config_binds_is_a_config_mistake(tiny_policy_path):
+    """A value the component's declared checks let through (here: no world check, the checkpoint does not say its
+    world) is still named where it was bound, never 'internal error'."""
+    from tvrl_bench.config import ConfigError
+    from tvrl_bench.training.trial.build import build_settings
+
+    loaded = load_config(["components/profiles/toy.gin"], [f"policies.toy.path = '{tiny_policy_path}'",
+                                                           "datasets.toy_slots.min_size = 7"])
+    check_values(loaded)
+    with pytest.raises(ConfigError, match=r"^--gin_bindings: building datasets.toy_slots: invalid SlotWorld: "
+                                          r"min_size=7.*; check the values bound to it: datasets.toy_slots.min_size "
+                                          r"\(--gin_bindings\)"):
+        build_settings(loaded)

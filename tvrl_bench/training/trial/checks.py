@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from tvrl_bench import config as gin_config, registry
 from tvrl_bench.training.settings import TrialSettings
+from tvrl_bench.training.trial.world_check import check_worlds
 
 
-def check_values() -> None:
-    """Every component's config-time checks (the bound prompt files readable, ...), from the parsed config alone;
-    the declared value checks (CHECKS, `training.trial` and `training.optimizer` included) ran when it was loaded."""
+def check_values(loaded: gin_config.LoadedConfig | None = None) -> None:
+    """Every component's config-time checks (the bound prompt files readable, ...) and the trial's world check (its
+    parts serve its policy's world: training/trial/world_check.py), from the parsed config alone; the declared
+    value checks (CHECKS, `training.trial` and `training.optimizer` included) ran when it was loaded. `loaded`
+    lets a problem name the file and line that bound it."""
     registry.run_config_checks()
+    check_worlds(loaded)
 
 
 def check_prompts(settings: TrialSettings) -> None:

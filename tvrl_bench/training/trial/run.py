@@ -54,7 +54,7 @@ def run_trial(files: list[str], bindings: list[str] | None = None, options: Tria
     options = options or TrialOptions()
     gin_config.check_safe_name(options.experiment, "experiment name (--experiment)")
     loaded = gin_config.load_config(files, bindings)
-    check_values()  # before anything is built: a bad value costs a second, not a model load
+    check_values(loaded)  # before anything is built: a bad value costs a second, not a model load
     key = trial_key()
     sharding = build_sharding(loaded)  # before the Accelerator: on GPUs it carries accelerate's FSDP plugin
     processes = Processes(cpu=options.cpu, sharding=sharding)
