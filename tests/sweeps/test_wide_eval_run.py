@@ -68,8 +68,14 @@ def test_prompts_below_the_trials_own_or_beyond_the_world_are_refused_in_seconds
     started = time.monotonic()
     code, lines = wide_eval(capsys, str(study), "--out", str(tmp_path / "out"), "--prompts", "1000000")
     assert code == 2 and len(lines) == 1, lines
-    assert "--prompts 1000000: found only" in lines[0] and "distinct toy scenes" in lines[0]
+    assert "--prompts 1000000: trial credit=uniform seed=0 is on the sprite world, which has 1,344 distinct scenes" \
+        in lines[0] and "ask for at most 1344, e.g. --prompts 1000" in lines[0]
     assert "internal error" not in lines[0] and time.monotonic() - started < 20
+    # the slot world's own count (6 colours ^ 4 slots), not the sprite world's
+    study.write_text(study.read_text().replace("components/profiles/toy_v1.gin", "components/profiles/toy.gin"))
+    code, lines = wide_eval(capsys, str(study), "--out", str(tmp_path / "out"), "--prompts", "2000")
+    assert code == 2 and len(lines) == 1, lines
+    assert "--prompts 2000: trial credit=uniform seed=0 is on the slot world, which has 1,296 distinct scenes" in lines[0]
 
 
 def test_a_study_swept_with_steps_is_scored_with_the_same_steps(swept_with_steps, capsys, monkeypatch):

@@ -26,15 +26,8 @@ from tvrl_bench.world.declaration import serves
 from tvrl_bench.world.difficulty import DEFAULT, Difficulty, from_knobs
 from tvrl_bench.world.grammar import parse_prompt, prompt_of
 from tvrl_bench.world.render import render_batch
-from tvrl_bench.world.scene import Rng, Scene, SceneDescription, as_random, sample_scene, sample_scenes
-
-
-class ScenesExhausted(ValueError):
-    """A world has fewer distinct scenes than asked; `found` is how many the draws found."""
-
-    def __init__(self, message: str, found: int):
-        super().__init__(message)
-        self.found = found
+from tvrl_bench.world.scene import (Rng, Scene, SceneDescription, ScenesExhausted, as_random, sample_scene,
+                                    sample_scenes)
 
 
 def unique_descriptions(n: int, rng: Rng, difficulty: Difficulty = DEFAULT, exclude: Iterable[tuple] = ()) -> list[SceneDescription]:

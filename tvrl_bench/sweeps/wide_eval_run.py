@@ -47,9 +47,11 @@ def _bound(name: str, default: object) -> object:
 
 
 def check_request(specs: list[TrialSpec], prompts: int) -> None:
-    """ConfigError unless `prompts` covers every trial's own eval prompts and its toy world holds that many
-    distinct scenes (each distinct trial config is read once; nothing is built)."""
-    from tvrl_bench.datasets.toy import toy_prompt_set
+    """ConfigError unless `prompts` covers every trial's own eval prompts and the trial's own world (its dataset,
+    the slot world of 1,296 scenes or the sprite world of 1,344) holds that many distinct scenes (each distinct
+    trial config is read once; only its prompt set is built)."""
+    from tvrl_bench import registry
+    from tvrl_bench.world.scene import ScenesExhausted
 
     seen = set()
     for spec in specs:
@@ -59,19 +61,31 @@ def check_request(specs: list[TrialSpec], prompts: int) -> None:
         seen.add(configs)
         try:
             gin_config.load_config(list(spec.files), list(spec.bindings))
-            own = min(int(_bound("training.trial.eval_prompts", 32)), int(_bound("datasets.toy.n_eval", 64)))
+            dataset = registry.build("DATASET")
+            own = min(int(_bound("training.trial.eval_prompts", 32)), len(dataset.eval))
             if prompts < own:
                 raise gin_config.ConfigError(
                     f"--prompts {prompts} is fewer than trial {spec.title}'s own {own} eval prompts (the wide set "
                     f"starts with them); ask for more, e.g. --prompts {max(own, 1000)}")
             try:
-                toy_prompt_set(n_eval=prompts, n_train=0)
-            except ValueError as exc:
+                if dataset.held_out is not None:
+                    dataset.held_out(prompts)
+            except ScenesExhausted as exc:
                 raise gin_config.ConfigError(
-                    f"--prompts {prompts}: {str(exc).splitlines()[0]}; ask for at "
-                    "most as many prompts as the world has distinct scenes, e.g. --prompts 1000") from None
+                    f"--prompts {prompts}: trial {spec.title} is on {_world_of_dataset(dataset.name)}, which has "
+                    f"{exc.found:,} distinct scenes, fewer than asked (the wider set is drawn from them); ask for at "
+                    f"most {exc.found}, e.g. --prompts {min(1000, exc.found)}") from None
         finally:
             gin.clear_config()
+
+
+def _world_of_dataset(name: str) -> str:
+    """'the slot world' for the parsed config's trial when its dataset serves one world, else 'dataset NAME'."""
+    from tvrl_bench.config.trial_components import trial_components
+    from tvrl_bench.world.declaration import WORLD_WORDS, served_worlds
+
+    worlds = [served_worlds(p.target) for p in trial_components() if p.axis == "dataset"][:1]
+    return WORLD_WORDS[worlds[0][0]] if worlds and worlds[0] and len(worlds[0]) == 1 else f"dataset {name}"
 
 
 def _worker_start(parent: int) -> None:

@@ -26,6 +26,15 @@ from tvrl_bench.world.vocabulary import MOTION_STEPS
 Rng = int | random.Random | torch.Generator
 
 
+class ScenesExhausted(ValueError):
+    """A world has fewer distinct scenes than asked (sprite or slot world); `found` is how many it has (or how many
+    the draws found, for the sprite world)."""
+
+    def __init__(self, message: str, found: int):
+        super().__init__(message)
+        self.found = found
+
+
 @dataclass(frozen=True)
 class SpriteDescription:
     """What a prompt says about one sprite: colour, shape and motion names."""

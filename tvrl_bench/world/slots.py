@@ -26,7 +26,7 @@ import torch
 
 from tvrl_bench.world.checks import CheckSpec
 from tvrl_bench.world.palette import BACKGROUNDS, SPRITE_COLOURS, rgb
-from tvrl_bench.world.scene import Rng, as_random
+from tvrl_bench.world.scene import Rng, ScenesExhausted, as_random
 from tvrl_bench.world.vocabulary import SLOT_NAMES
 
 _GRID_OF_NAME = {name: (grid, i) for grid, names in SLOT_NAMES.items() for i, name in enumerate(names)}
@@ -131,12 +131,12 @@ def sample_slot_scene(rng: Rng, world: SlotWorld = SLOTS, colours: tuple[str, ..
 
 def distinct_colourings(n: int, rng: Rng, world: SlotWorld = SLOTS, exclude: set | frozenset = frozenset()) -> list[tuple[str, ...]]:
     """`n` distinct colourings (one colour per slot) not in `exclude`, in a random order drawn from `rng`.
-    ValueError when the world has fewer than n such colourings."""
+    ScenesExhausted (a ValueError) when the world has fewer than n such colourings."""
     r = as_random(rng)
     pool = [c for c in product(world.colours, repeat=len(world.slots)) if c not in exclude]
     if n > len(pool):
-        raise ValueError(f"the slot world has {len(pool)} scenes outside the {len(exclude)} excluded, fewer than the "
-                         f"{n} asked; ask for fewer prompts or a world with more colours")
+        raise ScenesExhausted(f"the slot world has {len(pool)} scenes outside the {len(exclude)} excluded, fewer than "
+                              f"the {n} asked; ask for fewer prompts or a world with more colours", len(pool))
     r.shuffle(pool)
     return pool[:n]
 
