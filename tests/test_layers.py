@@ -1,5 +1,5 @@
 """The package's layers (docs/architecture.md): no module imports a module of a higher layer, packages of one
-layer import each other without cycles, the toy world imports nothing of tvrl-bench outside itself, and the
+layer import each other without cycles, and so do the modules of every package, the toy world imports nothing of tvrl-bench outside itself, and the
 trainer and the tracker reach components only through their family's contracts and helpers (never a module that
 registers a component: components are built by gin from the config).
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from collections import defaultdict
 from pathlib import Path
+from typing import Collection
 
 import pytest
 
@@ -51,11 +52,21 @@ def imported_names(path: Path) -> list[tuple[list[str], int]]:
     return found
 
 
-def imports(within: str = "") -> list[tuple[str, str, str]]:
+def parts_of(within: str = "") -> set[str]:
+    """The parts of a package (`within`, "config" or "report/tables"; the whole package by default): its
+    subpackages and its modules but `__init__`."""
+    folder = PACKAGE / within
+    found = {p.name for p in folder.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    return found | {p.stem for p in folder.glob("*.py") if p.stem != "__init__"}
+
+
+def imports(within: str = "", known: Collection[str] | None = None) -> list[tuple[str, str, str]]:
     """(importing unit, imported unit, 'file:line') for every import of a tvrl_bench module by another unit; with
-    `within` ("training"), of one part of that unit by another (a part: its subpackage or top-level module)."""
-    prefix = ["tvrl_bench", within] if within else ["tvrl_bench"]
-    known, found = TRAINING_LAYER_OF if within else LAYER_OF, []
+    `within` ("training", "report/tables"), of one part of that package by another (a part: its subpackage or
+    module; those in `known`, by default every part there is)."""
+    prefix = ["tvrl_bench", *Path(within).parts]
+    known = known if known is not None else parts_of(within) if within else LAYER_OF
+    found = []
     for path in sorted((PACKAGE / within).rglob("*.py")):
         relative = path.relative_to(PACKAGE / within)
         unit = relative.parts[0] if len(relative.parts) > 1 else relative.stem
@@ -124,9 +135,10 @@ def test_the_world_imports_nothing_of_tvrl_bench_outside_itself():
     assert [(dst, where) for src, dst, where in imports() if src == "world"] == []
 
 
-def test_units_import_each_other_without_cycles():
+def on_cycles(found: list[tuple[str, str, str]]) -> list[str]:
+    """'src -> dst (file:line)' for every import (of `imports()`'s) whose two ends lie on one import cycle."""
     graph = defaultdict(set)
-    for src, dst, _ in imports():
+    for src, dst, _ in found:
         graph[src].add(dst)
 
     def reachable(start: str) -> set[str]:
@@ -138,8 +150,40 @@ def test_units_import_each_other_without_cycles():
                     todo.append(nxt)
         return seen
 
-    cycles = sorted(unit for unit in list(graph) if unit in reachable(unit))
-    assert cycles == [], f"units on an import cycle: {cycles}"
+    reach = {unit: reachable(unit) for unit in list(graph)}
+    return sorted({f"{src} -> {dst} ({where})" for src, dst, where in found if src in reach.get(dst, ())})
+
+
+def packages() -> list[str]:
+    """Every package inside tvrl_bench ("config", "report/tables"), as `imports(within)` takes it."""
+    return sorted(p.parent.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*/__init__.py"))
+
+
+def test_units_import_each_other_without_cycles():
+    cycles = on_cycles(imports())
+    assert cycles == [], "imports on a cycle between units:\n" + "\n".join(cycles)
+
+
+def test_the_modules_of_a_package_import_each_other_without_cycles():
+    """Inside every package too, lazy imports included: a cycle between two modules of one package is a knot
+    that a function-level import only hides."""
+    cycles = [f"{within}: {line}" for within in packages() for line in on_cycles(imports(within))]
+    assert cycles == [], "imports on a cycle inside a package:\n" + "\n".join(cycles)
+
+
+def test_the_cycle_checker_sees_a_cycle_inside_a_package(tmp_path, monkeypatch):
+    """Two modules of one package importing each other (one lazily) are reported; a third that only imports one of
+    them is not."""
+    fake = tmp_path / "tvrl_bench"
+    (fake / "config").mkdir(parents=True)
+    (fake / "config" / "__init__.py").write_text("from tvrl_bench.config.loading import load\n")
+    (fake / "config" / "loading.py").write_text("from tvrl_bench.config.checks import check\n")
+    (fake / "config" / "checks.py").write_text("def check():\n    from tvrl_bench.config import loading\n")
+    (fake / "config" / "paths.py").write_text("from tvrl_bench.config.checks import check\n")
+    monkeypatch.setitem(globals(), "PACKAGE", fake)
+    assert packages() == ["config"]
+    assert on_cycles(imports("config")) == ["checks -> loading (config/checks.py:2)",
+                                            "loading -> checks (config/loading.py:1)"]
 
 
 def test_trainer_and_tracker_import_no_component():
@@ -208,7 +252,8 @@ def test_every_part_of_training_has_a_layer():
 def test_no_part_of_training_imports_a_higher_one():
     """The step never imports the sharding or the loop, the loop never imports a trial's record."""
     upward = [f"{where}: {src} (layer {TRAINING_LAYER_OF[src]}) imports {dst} (layer {TRAINING_LAYER_OF[dst]})"
-              for src, dst, where in imports("training") if TRAINING_LAYER_OF[dst] > TRAINING_LAYER_OF[src]]
+              for src, dst, where in imports("training", TRAINING_LAYER_OF)
+              if TRAINING_LAYER_OF[dst] > TRAINING_LAYER_OF[src]]
     assert not upward, "\n".join(upward)
 
 
@@ -220,8 +265,8 @@ def test_the_training_checker_sees_a_crossing(tmp_path, monkeypatch):
         "from tvrl_bench.training.settings import TrialSettings\n"
         "def f():\n    from tvrl_bench.training.parallel.sharding import shard_policy\n")
     monkeypatch.setitem(globals(), "PACKAGE", fake)
-    assert imports("training") == [("step", "settings", "training/step/collect.py:1"),
-                                  ("step", "parallel", "training/step/collect.py:3")]
+    assert imports("training", TRAINING_LAYER_OF) == [("step", "settings", "training/step/collect.py:1"),
+                                                     ("step", "parallel", "training/step/collect.py:3")]
 
 
 MAX_MODULE_LINES = 250

@@ -4,6 +4,7 @@ every null control (tvrl_bench/config/inherited.py)."""
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 
 import gin
 import pytest
@@ -13,9 +14,11 @@ from tvrl_bench.config import ConfigError, load_config
 from tvrl_bench.config.inherited import INHERITS, base_of
 from tvrl_bench.tracking.params import operative_params
 
-NULL_PRESETS = {"objectives.nft_null": ("nft_null.gin", "nft.gin"), "objectives.null": ("null.gin", "grpo.gin"),
-                "objectives.best_of_n_null": ("best_of_n_null.gin", "best_of_n.gin"),
-                "objectives.tvrl_official_null": ("tvrl_official_null.gin", "tvrl_official.gin")}
+# Every null-control preset and its objective's preset (whose values the control runs).
+NULL_PRESETS = {"nft_null.gin": "nft.gin", "null.gin": "grpo.gin", "null_within_groups.gin": "grpo.gin",
+                "best_of_n_null.gin": "best_of_n.gin", "tvrl_official_null.gin": "tvrl_official.gin",
+                "tvrl_question_null.gin": "tvrl_question.gin"}
+OBJECTIVES = Path(__file__).resolve().parents[2] / "components" / "objectives"
 # A parameter of each objective that the test binds to a value other than its default.
 PROBE = {"objectives.tvrl_official": ("refresh_every", 7)}
 
@@ -52,9 +55,37 @@ def test_the_objectives_binding_reaches_the_control_and_the_runs_params_show_it(
     assert ("", "objectives.nft_null") not in gin.config._CONFIG
 
 
-@pytest.mark.parametrize("null", sorted(NULL_PRESETS))
-def test_a_null_preset_alone_runs_its_objective_presets_values(null):
-    preset, objective_preset = NULL_PRESETS[null]
+def test_every_null_preset_is_listed():
+    presets = {p.name for p in OBJECTIVES.glob("*.gin") if "null" in p.stem}
+    assert presets == set(NULL_PRESETS)
+
+
+def _statements(preset: str) -> list[str]:
+    lines = (OBJECTIVES / preset).read_text(encoding="utf-8").splitlines()
+    return [line for line in lines if line.strip() and not line.startswith("#")]
+
+
+@pytest.mark.parametrize("preset", sorted(NULL_PRESETS))
+def test_a_null_preset_takes_its_objectives_values_one_way(preset):
+    """The one way: the rule carries the objective's values to the control. A null preset restates none of them and
+    includes nothing but its objective's own preset (the values it controls); it binds the control's own
+    `within_groups` and refers to the control."""
+    objective = NULL_PRESETS[preset]
+    load_config([f"components/objectives/{preset}"])
+    null = gin.query_parameter("OBJECTIVE/macro.value").selector
+    assert base_of(null) is not None, f"{preset}: {null} takes no bindings from an objective"
+    for line in _statements(preset):
+        if line.startswith("include "):
+            assert line == f"include 'components/objectives/{objective}'", f"{preset}: {line}"
+        else:
+            assert line in (f"{null}.within_groups = True", f"OBJECTIVE = @{null}()"), f"{preset}: {line}"
+
+
+@pytest.mark.parametrize("preset", sorted(NULL_PRESETS))
+def test_a_null_preset_alone_runs_its_objective_presets_values(preset):
+    objective_preset = NULL_PRESETS[preset]
+    load_config([f"components/objectives/{preset}"])
+    null = gin.query_parameter("OBJECTIVE/macro.value").selector
     load_config([f"components/objectives/{objective_preset}"])
     base = base_of(null)
 

@@ -32,13 +32,12 @@ def base_of(qualified: str) -> str | None:
     return next((by_class[k] for k in target.__mro__[1:] if k in by_class), None)
 
 
-def inherit_bindings() -> dict[tuple[str, str, str], str]:
-    """Bind, for every inheriting component the parsed config refers to, its base's parameters that it does not
-    bind itself (see the module); returns {(scope, component, parameter): base} of each binding made."""
-    from tvrl_bench.config.component_checks import checked_components
-
+def inherit_bindings(referred: set[str]) -> dict[tuple[str, str, str], str]:
+    """Bind, for every inheriting component among `referred` (the components the parsed config refers to), its
+    base's parameters that it does not bind itself (see the module); returns {(scope, component, parameter): base}
+    of each binding made."""
     made = {}
-    for qualified in sorted(checked_components()[1]):
+    for qualified in sorted(referred):
         base = base_of(qualified)
         if base is None:
             continue

@@ -18,7 +18,7 @@ import importlib.util  # noqa: F401  (gin 0.5 needs it imported before an includ
 import gin
 
 from tvrl_bench import registry
-from tvrl_bench.config.component_checks import check_components
+from tvrl_bench.config.component_checks import check_components, checked_components
 from tvrl_bench.config.errors import ConfigError
 from tvrl_bench.config.inherited import inherit_bindings
 from tvrl_bench.config.operative import called_configurables
@@ -62,7 +62,7 @@ def load_config(
         includes, _ = _parse(lambda: gin.parse_config(text), binding=text)
         for nested in includes:
             loaded.parsed_files += _flatten_includes(nested)
-    loaded.inherited = inherit_bindings()
+    loaded.inherited = inherit_bindings(checked_components()[1])  # the components the config refers to
     check_value_types(loaded)
     check_macros(loaded)
     check_components(loaded)  # every component's declared checks (config/rules.py), before anything is built
