@@ -83,8 +83,9 @@ STOPPABLE = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
-def test_a_stopped_script_stops_its_child_removes_its_folder_and_says_interrupted(stop, tmp_path):
+@pytest.mark.parametrize("stop, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129)])
+def test_a_stopped_script_stops_its_child_removes_its_folder_and_says_interrupted(stop, code, tmp_path):
+    """One line, no traceback, exit 128 + the signal's number, the child stopped and the temp folder gone."""
     script = tmp_path / "stoppable.py"
     script.write_text(STOPPABLE)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp_path)}
@@ -97,7 +98,7 @@ def test_a_stopped_script_stops_its_child_removes_its_folder_and_says_interrupte
     child = int(pid_file.read_text())
     process.send_signal(stop)
     stderr = process.communicate(timeout=60)[1]
-    assert process.returncode == 130 and stderr.strip() == "stoppable.py: interrupted", stderr
+    assert process.returncode == code and stderr.strip() == "stoppable.py: interrupted", stderr
     assert not list(tmp_path.glob("tvrl-test-scratch-*"))
     with pytest.raises(ProcessLookupError):
         os.kill(child, 0)

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import argparse
 import re
+import signal
 import sys
 import traceback
 from typing import Callable
 
 USAGE = 2  # a user error: the message says what to change
 BUG = 1
-INTERRUPTED = 130
+INTERRUPTED = 130  # Ctrl-C (128 + SIGINT); a stop signal turned into KeyboardInterrupt ends with 128 + its number
 
 # A collective (gloo, NCCL) whose peer process died or left: not this process's bug, and worth a retry.
 _PEER_LOST = re.compile(r"connection (closed|reset) by peer|DistBackendError|NCCL (error|communicator)|"
@@ -92,15 +93,22 @@ def explain(exc: BaseException, tracking_uri: str | None = None) -> tuple[str, i
     )
 
 
+def interrupted_code(exc: KeyboardInterrupt) -> int:
+    """The exit code of a stopped command: 128 + the signal's number when a stop signal raised `exc` (its argument
+    names it, as `cli/script.py` raises it: SIGTERM 143, SIGHUP 129), else 130 (Ctrl-C)."""
+    name = exc.args[0] if exc.args and isinstance(exc.args[0], str) else ""
+    return 128 + int(signal.Signals[name]) if name in signal.Signals.__members__ else INTERRUPTED
+
+
 def run_guarded(prog: str, body: Callable[[], int], debug: bool, tracking_uri: str | None = None) -> int:
     """Run a command's body; an exception becomes one line on stderr and an exit code (see the module)."""
     try:
         return int(body() or 0)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         if debug:
             traceback.print_exc()
         print(f"{prog}: interrupted", file=sys.stderr)
-        return INTERRUPTED
+        return interrupted_code(exc)
     except Exception as exc:  # the one place that decides how a command ends
         if debug:
             traceback.print_exc()

@@ -13,6 +13,7 @@ import sys
 
 from tvrl_bench.cli.common import run_main
 from tvrl_bench.cli.errors import add_debug_flag
+from tvrl_bench.cli.script import stops_interrupt
 
 SUBCOMMANDS = [
     "tvrl_bench.cli.list_components",
@@ -41,7 +42,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return run_main(lambda args: f"tvrl-bench {args.command}", build_parser(), lambda args: args.run(args), argv)
+    """Run a subcommand. SIGTERM and SIGHUP stop it as Ctrl-C does (its `with` blocks clean up, one line), with
+    exit 128 + the signal's number, also when the subcommand ends on its own after one (annotate's server stops
+    on a signal and says so)."""
+    with stops_interrupt() as received:
+        code = run_main(lambda args: f"tvrl-bench {args.command}", build_parser(), lambda args: args.run(args), argv)
+    return 128 + received[0] if received and code == 0 else code
 
 
 if __name__ == "__main__":

@@ -21,8 +21,10 @@
   e.g. --prompts 48`.
 - `run_script`: runs the script's body as `errors.run_guarded` runs a command's: a mistake (UserError, a
   ConfigError naming FILE:LINE, a missing file) is one line and exit 2, a bug one line and exit 1 (`--debug` adds
-  the traceback); SIGTERM and SIGHUP stop it as Ctrl-C does, with `PROG: interrupted` and exit 130, once its `with`
-  blocks have cleaned up.
+  the traceback); SIGTERM and SIGHUP stop it as Ctrl-C does, with `PROG: interrupted` and exit 128 + the signal's
+  number (Ctrl-C 130, SIGTERM 143, SIGHUP 129), once its `with` blocks have cleaned up.
+- `stops_interrupt`: the same for a block of a command (`tvrl-bench`'s subcommands run in one): SIGTERM and SIGHUP
+  raise KeyboardInterrupt naming the signal, and the signals received are listed.
 - `scratch`: a temporary folder and the child processes started for it (`Scratch.run`), stopped and removed however
   the script ends.
 
@@ -45,7 +47,8 @@ from typing import Any, Callable, Iterator
 
 from tvrl_bench.cli.errors import USAGE, UserError, add_debug_flag, run_guarded
 
-__all__ = ["Scratch", "UserError", "above", "at_least", "must", "run_script", "scratch", "script_parser"]
+__all__ = ["Scratch", "UserError", "above", "at_least", "must", "run_script", "scratch", "script_parser",
+           "stops_interrupt"]
 
 ROOT = Path(__file__).resolve().parents[2]
 # SIGINT already raises KeyboardInterrupt; these are made to raise it too while a script's body runs.
@@ -117,23 +120,26 @@ def run_script(parser: argparse.ArgumentParser, body: Callable[[argparse.Namespa
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help (0) or a refused argument (2), its line printed
         return exc.code if isinstance(exc.code, int) else USAGE
-    with _stops_raise_interrupt():
+    with stops_interrupt():
         return run_guarded(parser.prog, lambda: body(args), args.debug)
 
 
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt(signal.Signals(signum).name)
-
-
 @contextlib.contextmanager
-def _stops_raise_interrupt() -> Iterator[None]:
-    """SIGTERM and SIGHUP raise KeyboardInterrupt in the block (the main thread only can handle signals)."""
+def stops_interrupt() -> Iterator[list[int]]:
+    """SIGTERM and SIGHUP raise KeyboardInterrupt(signal name) in the block, as Ctrl-C raises it (the main thread
+    only can handle signals); yields the list of the stop signals received, which it fills."""
+    received: list[int] = []
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield received
         return
-    previous = {sig: signal.signal(sig, _interrupt) for sig in _STOPS}
+
+    def interrupt(signum: int, frame: Any) -> None:
+        received.append(signum)
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    previous = {sig: signal.signal(sig, interrupt) for sig in _STOPS}
     try:
-        yield
+        yield received
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
