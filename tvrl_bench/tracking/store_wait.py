@@ -7,9 +7,11 @@ transaction opened and rolled back without waiting) finds a lock at once, and th
 waits of one process on one store share one deadline: the first access that finds the store locked starts the
 wait and warns once, and every access meanwhile (another thread's, a retry's) gives up at that start plus the
 patience (default 300 s), as a locked-store error (sqlite3.OperationalError "database is locked", which
-`store.describe_failure` words). The wait ends when the store is found free or an access gives up; a lock met
-later is a new wait. The report's direct SQL reads raise a lock instead of falling back to slower reads, so no
-access waits twice for one lock.
+`store.describe_failure` words). The wait ends when the store is found free; a lock met later is a new wait.
+Once an access has given up, the store stays given up for this process until it is found free: the accesses
+that follow (a failed trial marking its run, a sweep writing its tables) give up at once, so a lock taken mid-run
+is waited for once, to the patience, with one warning, as at start-up. The report's direct SQL reads raise a lock
+instead of falling back to slower reads, so no access waits twice for one lock.
 A locked write did not commit, so trying it again is safe.
 """
 
@@ -87,9 +89,11 @@ def patiently(uri: str, call: Callable[[], T]) -> T:
                 _WAITING_SINCE.pop(uri, None)  # free now: a lock met from here on is another wait
             result = call()
         except Exception as exc:
-            if not is_locked(exc) or time.monotonic() + delay > _deadline(uri):
+            if not is_locked(exc):
                 _WAITING_SINCE.pop(uri, None)
                 raise
+            if time.monotonic() + delay > _deadline(uri):
+                raise  # given up: the wait's start stays, so the next access to the locked store gives up at once
             time.sleep(delay)  # a lock taken between the probe and the call
             delay = min(2 * delay, 10.0)
             continue
