@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import sys
 
 from tvrl_bench.cli.common import add_tracking_uri, check_out_folder, run_main, set_torch_threads
@@ -112,8 +113,12 @@ def _train(args: argparse.Namespace) -> int:
         print(f"tvrl-train: {exc}; the run is marked KILLED, rerun the same command to resume", file=sys.stderr)
         return INTERRUPTED
     if result.run_id is not None:  # the main process reports; other ranks only train
-        summary = " ".join(f"{k}={v:.4f}" for k, v in sorted(result.metrics.items()) if "/" not in k)
-        print(f"run {result.run_id} {result.status}: {summary}")
+        named = {**{f"eval/{k}": v for k, v in result.metrics.items() if "/" not in k},
+                 **{f"wide_eval/{k}": v for k, v in result.wide_metrics.items() if "/" not in k}}
+        print(f"run {result.run_id} {result.status}: " + " ".join(f"{k}={v:.4f}" for k, v in named.items()))
+        if diverged := [k for k, v in named.items() if math.isnan(v)]:
+            print(f"tvrl-train: warning: {', '.join(diverged)} {'is' if len(diverged) == 1 else 'are'} NaN: the "
+                  "final policy diverged, and the tables leave this run out of those cells", file=sys.stderr)
     return 0
 
 

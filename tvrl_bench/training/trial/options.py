@@ -28,11 +28,15 @@ class TrialOptions:
 
 @dataclass
 class TrialResult:
+    """A finished trial: its run, status, final evaluation's metrics (logged as eval/*) and wide evaluation's
+    (wide_eval/*; empty without one), key and checkpoint folder."""
+
     run_id: str | None
     status: str
     metrics: dict[str, float]
     key: str
     checkpoint: Path
+    wide_metrics: dict[str, float] = field(default_factory=dict)
 
 
 def run_name(names: dict[str, str], seed: int, method: str, options: TrialOptions) -> str:

@@ -129,7 +129,8 @@ def _run(loaded: gin_config.LoadedConfig, key: str, settings: TrialSettings, pro
             tracker.log_json(evaluation.records, "eval/results.json")
             checkpoints.write_info(run_id, settings.steps, attempt=attempt, finished=True)
         status = "FINISHED"
-        return TrialResult(run_id, status, metrics, key, checkpoints.folder)
+        wide = evaluation.wide.metrics if evaluation is not None and evaluation.wide is not None else {}
+        return TrialResult(run_id, status, metrics, key, checkpoints.folder, dict(wide))
     except KeyboardInterrupt:
         status = "KILLED"
         raise
