@@ -7,7 +7,9 @@ null control: as many of the policy's own samples, no ranking). Each set is then
 by its own pretraining loss (the recipe's flow-matching loss on the conditional prediction, with its prompt dropout
 and noise-level distribution: what classifier-free guidance expects) for `--steps` AdamW steps, and the base and
 both copies are scored on held-out prompts exactly as a trial's evaluation scores them. `--truth` adds an arm
-fine-tuned the same way on as many ground-truth videos of fresh scenes: what the same steps give with perfect data.
+fine-tuned the same way on as many ground-truth videos of fresh scenes of the profile's world: what the same steps
+give with perfect data. The recipe (`--recipe`) is by default the one that made the profile's base (its world's
+default recipe for a checkpoint folder: 'slots' or 'v2'); a recipe of another world than the base's is refused.
 `--rounds` > 1 repeats sample / select / distil from the distilled policies (iterated rejection-sampling
 fine-tuning; the null arm iterates on its own random picks).
 
@@ -19,8 +21,8 @@ costs by itself; truth - base what the steps could give at all.
 Last line: best_minus_base=<> random_minus_base=<> best_minus_random=<> [truth_minus_base=<>] (x 100)
 selected_gain=<evaluator overall of the critic's picks - the groups' mean>
 
-    python diagnostics/distill_ceiling.py --profile components/profiles/toy_v2.gin \\
-        --gin_bindings "policies.toy.base = 'v2_18k'" [--prompts 256] [--group 8] [--steps 400] [--truth]
+    python diagnostics/distill_ceiling.py --profile components/profiles/toy.gin --truth \\
+        [--prompts 256] [--group 8] [--steps 400]
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import gin
 import torch
 from tqdm.auto import tqdm
 
+from tvrl_bench.cli.errors import UserError
 from tvrl_bench.cli.script import above, at_least, must, run_script, script_parser
 from tvrl_bench.config import load_config
 from tvrl_bench.recipes.flow_matching import draw_noise, drop_prompts, flow_matching_loss, to_latents
@@ -46,6 +49,8 @@ from tvrl_bench.training.evaluation import TrialEvaluation
 from tvrl_bench.training.seeding import generator
 from tvrl_bench.training.settings import TrialSettings
 from tvrl_bench.training.trial.build import build_settings
+from tvrl_bench.training.trial.world_check import policy_world
+from tvrl_bench.world.declaration import WORLD_ADJECTIVES, WORLD_WORDS
 from tvrl_bench.training.step.rollout import chunks, generate, sample_rollouts
 from tvrl_bench.training.step.scoring import score_videos
 
@@ -130,8 +135,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("files", nargs="*", help="gin files after the profile (presets to swap in)")
     parser.add_argument("--profile", default="components/profiles/toy_v2.gin", help="the training profile (default: toy_v2)")
     parser.add_argument("--gin_bindings", nargs="*", default=[], help="extra gin bindings, e.g. \"policies.toy.base = 'v2_18k'\"")
-    parser.add_argument("--recipe", default="v2", choices=sorted(RECIPES),
-                        help="the pretraining recipe whose loss distils (its loss weighting, noise levels, prompt dropout; default v2)")
+    parser.add_argument("--recipe", default=None, choices=sorted(RECIPES),
+                        help="the pretraining recipe whose loss distils (its loss weighting, noise levels, prompt "
+                             "dropout; default: the recipe of the profile's base)")
     parser.add_argument("--prompts", type=int, default=256, action=at_least(1),
                         help="training prompts sampled per round (default 256)")
     parser.add_argument("--group", type=int, default=8, action=must(lambda v: v >= 2, "2 or more (the critic picks one)"),
@@ -154,14 +160,35 @@ def main(argv: list[str] | None = None) -> int:
     return run_script(parser, distil_ceiling, argv)
 
 
+def profile_recipe(given: str | None) -> str:
+    """The recipe to distil with for the parsed profile: `given` (--recipe) when it is of the base's world, else
+    the base's own recipe (a shipped base) or its world's default ('slots', 'v2'). UserError for a recipe of another
+    world than the profile's base."""
+    found = policy_world()
+    if found is None:  # a checkpoint that does not say its world: the recipe decides
+        return given or "v2"
+    setting, value, checkpoint = found
+    if given is None:
+        return value if setting.endswith(".base") and value in RECIPES else {"slots": "slots"}.get(checkpoint.world, "v2")
+    if RECIPES[given].world != checkpoint.world:
+        ours = [name for name, recipe in RECIPES.items() if recipe.world == checkpoint.world]
+        raise UserError(f"--recipe {given} is a {WORLD_ADJECTIVES[RECIPES[given].world]} recipe, but the profile's "
+                        f"policy is {WORLD_WORDS[checkpoint.world]}'s ({setting} = {value!r}); leave --recipe out (the "
+                        f"base's recipe) or give one of {', '.join(ours)}")
+    return given
+
+
 def distil_ceiling(args: argparse.Namespace) -> None:
     torch.set_num_threads(1)
     try:
-        s = build_settings(load_config([args.profile, *args.files], args.gin_bindings))
+        loaded = load_config([args.profile, *args.files], args.gin_bindings)
+        recipe = RECIPES[profile_recipe(args.recipe)]
+        s = build_settings(loaded)
     finally:
         gin.clear_config()
-    recipe = RECIPES[args.recipe]
     world = pretrain_world(recipe.world)
+    print(f"recipe {recipe.world} world: loss {recipe.loss}, ground truth of {world.frames} x {world.height} x "
+          f"{world.width}" if args.truth else f"recipe loss {recipe.loss}", flush=True)
     train_items = list(s.dataset.train)
     eval_items, dropped = wider_eval_items(s, args.eval_prompts, flag="--eval_prompts")
     started = time.perf_counter()

@@ -132,3 +132,14 @@ def test_a_script_runs_to_its_last_line(script, tiny_policy_path, tmp_path):
                             timeout=600)
     assert result.returncode == 0, f"{script} {' '.join(args)}\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}"
     assert result.stdout.strip(), f"{script} printed nothing"
+
+
+@pytest.mark.parametrize("profile, recipe, needle", [
+    ("components/profiles/toy.gin", "v2", "--recipe v2 is a sprite-world recipe, but the profile's policy is the slot "
+     "world's (policies.toy.base = 'slots'); leave --recipe out"),
+    ("components/profiles/toy_v3.gin", "slots", "--recipe slots is a slot-world recipe"),
+])
+def test_the_distillation_ceiling_refuses_a_recipe_of_another_world_than_the_profiles(profile, recipe, needle, capsys):
+    """Its recipe (and the world of its --truth videos) is the profile's base's; another world's is one line."""
+    line = refusal("diagnostics/distill_ceiling.py", ["--profile", profile, "--recipe", recipe, "--truth"], capsys)
+    assert needle in line, line

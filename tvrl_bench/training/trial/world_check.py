@@ -125,15 +125,23 @@ def _one_world_parameter(loaded: LoadedConfig | None, policy: _Policy, part: Tri
     return None
 
 
+def policy_world(parts: list[TrialComponent] | None = None) -> tuple[str, object, CheckpointWorld] | None:
+    """(the parameter that chose the parsed config's policy checkpoint as a binding name, 'policies.toy.base'; its
+    value; the checkpoint's world and video size), or None: not a toy policy, or a checkpoint that does not say."""
+    part = next((p for p in parts or trial_components() if p.axis == "policy"), None)
+    hook = getattr(part.target, "checkpoint_world", None) if part else None
+    values = configured_values(part.qualified) if hook else {}
+    found = hook(values) if hook else None
+    return None if found is None else (f"{part.qualified}.{found[0]}", values.get(found[0]), found[1])
+
+
 def check_worlds(loaded: LoadedConfig | None = None) -> None:
     """ConfigError (one line) when the parsed config's trial mixes worlds (see the module docstring)."""
     parts = trial_components()
-    policy_part = next((p for p in parts if p.axis == "policy"), None)
-    hook = getattr(policy_part.target, "checkpoint_world", None) if policy_part else None
-    found = hook(configured_values(policy_part.qualified)) if hook else None
-    if found is None:
+    if (found := policy_world(parts)) is None:
         return  # not a toy policy, or a checkpoint that does not say its world
-    policy = _Policy(loaded, policy_part, *found)
+    policy_part = next(p for p in parts if p.axis == "policy")
+    policy = _Policy(loaded, policy_part, found[0].rsplit(".", 1)[1], found[2])
     ordered = sorted((p for p in parts if p is not policy_part), key=lambda p: p.axis != "dataset")
     for part in ordered:
         served = served_worlds(part.target)
