@@ -44,12 +44,28 @@ def _kl_coefficients_ordered(v: Values) -> str | None:
             f"stays below the third), e.g. the official 1e-7, 1e-5, 1e-5")
 
 
+# The KL term's settings, with their defaults: under kl = 'none' there is no KL term, so another value changes nothing.
+KL_SETTINGS = {"moving_weight": 1.0, "stepwise_weight": 0.1, "kl_min_coef": 1e-7, "kl_target": 1e-5,
+               "kl_max_coef": 1e-5, "kl_ramp_steps": 100, "kl_window": 10, "refresh_every": 10}
+
+
+def _kl_settings_act(v: Values) -> str | None:
+    if v["kl"] != "none":
+        return None
+    for name, default in KL_SETTINGS.items():
+        if v[name] != default:
+            return (f"{v.binding(name)} changes nothing under {v.binding('kl')} (no KL term); remove it, or set "
+                    f"{v.name('kl')} = 'moving_stepwise'")
+    return None
+
+
 @register("objectives", "tvrl_official")
 class OfficialTVRL(Objective):
     """Official TVRL loss: per-check clipped ratios (video or per-question advantages) + moving/stepwise adaptive KL."""
 
     CHECKS = Checks(
-        [Relation(("kl_min_coef", "kl_target", "kl_max_coef"), _kl_coefficients_ordered)],
+        [Relation(("kl_min_coef", "kl_target", "kl_max_coef"), _kl_coefficients_ordered),
+         Relation(tuple(KL_SETTINGS) + ("kl",), _kl_settings_act)],
         mode=one_of(*MODES),
         kl=one_of(*KL_MODES),
         moving_weight=number(0, example="1.0"),
