@@ -95,7 +95,7 @@ def build_store(root: Path, runs: int = RUNS) -> str:
 
 
 def build_judgments(path: Path) -> None:
-    from tvrl_bench.report.judgment_store import Judgment, JudgmentStore
+    from tvrl_bench.report.winrate.judgments import Judgment, JudgmentStore
 
     rng = random.Random(1)
     judgments = []

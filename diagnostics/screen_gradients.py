@@ -30,7 +30,7 @@ from tqdm.auto import tqdm
 from profile_trainer import add_profile_arguments, flat_gradient, profile_trainer, router_of
 from tvrl_bench.cli.script import UserError, at_least, must, run_script, script_parser
 from tvrl_bench.credit.weights import route
-from tvrl_bench.report.screens import cosines_to_reference, ratio_interval
+from tvrl_bench.diagnostics.screens import cosines_to_reference, ratio_interval
 
 ROUTERS = ["components/credit/uniform.gin", "components/credit/window3.gin", "components/credit/frame.gin",
            "components/credit/located.gin", "components/credit/shuffled3.gin"]

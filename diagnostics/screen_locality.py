@@ -33,8 +33,8 @@ import torch
 
 from profile_trainer import add_profile_arguments, profile_trainer, router_of
 from tvrl_bench.cli.script import above, at_least, must, run_script, script_parser
-from tvrl_bench.report.screens import (effective_fraction, local_share, outcome_correlation, variance_parts,
-                                       variance_shares)
+from tvrl_bench.diagnostics.screens import (effective_fraction, local_share, outcome_correlation, variance_parts,
+                                            variance_shares)
 from tvrl_bench.training.step.diagnostics import check_kind
 
 

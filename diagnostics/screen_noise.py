@@ -27,7 +27,7 @@ import torch
 
 from tvrl_bench.cli.script import at_least, run_script, script_parser
 from tvrl_bench.config import load_config
-from tvrl_bench.report.screens import paired_gain
+from tvrl_bench.diagnostics.screens import paired_gain
 
 ARMS = ("base", "1x", "many")
 

@@ -29,7 +29,7 @@ LAYERS = [
     {"tracking"},
     {"training"},
     {"recipes", "report"},
-    {"sweeps", "annotate"},
+    {"sweeps", "annotate", "diagnostics"},
     {"cli"},
 ]
 LAYER_OF = {unit: i for i, units in enumerate(LAYERS) for unit in units}

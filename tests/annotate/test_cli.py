@@ -15,7 +15,7 @@ from tvrl_bench.annotate import AnnotateError
 from tvrl_bench.annotate.server import bind, check_bind_host, is_loopback
 from tvrl_bench.cli import report as report_cli
 from tvrl_bench.cli.main import main
-from tvrl_bench.report.judgment_store import CSV_COLUMNS
+from tvrl_bench.report.winrate.judgments import CSV_COLUMNS
 
 pytestmark = pytest.mark.integration
 

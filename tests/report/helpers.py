@@ -2,7 +2,7 @@
 a fixed set of judgments with its truth.
 
 Expected numbers are computed here independently of tvrl_bench.report: `statistics` for means and stds, scipy's
-Welch t-test for unpaired delta intervals and its paired t-test (on the seeds both cells have) for paired ones, and the cell texts are formatted from the spec in render.py's docstring.
+Welch t-test for unpaired delta intervals and its paired t-test (on the seeds both cells have) for paired ones, and the cell texts are formatted from the spec in report/render/formats.py's docstring.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 from mlflow.entities import Metric, Param
 from scipy import stats as sps
 
-from tvrl_bench.report.judgment_store import Judgment
+from tvrl_bench.report.winrate.judgments import Judgment
 
 PM, MARK, DASH = "±", "†", "—"
 

@@ -28,7 +28,7 @@ from tvrl_bench.report import regenerate
 FORMATS = ("md", "tex", "html")
 # The paper's sampler and reward tables in their column layouts, read on eval/* (the shipped ones differ): the
 # engine's every number and label is checked on them.
-ENGINE_TABLES = Path(__file__).parent / "tables"
+ENGINE_TABLES = Path(__file__).parent / "table_definitions"
 CRITIC_CELL_MISSING = {"md": "—", "tex": "---", "html": "—"}
 VBENCH = ["creativity", "commonsense", "controllability", "human_fidelity", "physics"]
 VBENCH_LABELS = ["Creativity", "Common sense", "Control", "Human", "Physics"]
@@ -326,7 +326,7 @@ def test_credit_csv(credit_study):
 
 
 def test_unknown_study_and_table_are_clear_errors(samplers_study, mlflow_store):
-    from tvrl_bench.report.runs import ReportError
+    from tvrl_bench.report.errors import ReportError
 
     _, folder = samplers_study
     with pytest.raises(ReportError, match="no MLflow experiment named 'samplerz'.*did you mean"):

@@ -43,7 +43,7 @@ def test_the_check_never_waits_for_a_locked_store(logged):
 
 
 def test_reading_a_study_from_a_locked_store_gives_up_at_the_patience_with_one_warning(logged, monkeypatch, caplog):
-    from tvrl_bench.report.runs import load_study_runs
+    from tvrl_bench.report.runs.study import load_study_runs
 
     uri, database = logged
     monkeypatch.setenv("TVRL_STORE_PATIENCE_S", "2")
@@ -64,7 +64,7 @@ def test_reading_a_study_from_a_locked_store_gives_up_at_the_patience_with_one_w
 
 
 def test_a_lock_shorter_than_the_patience_is_waited_out_once(logged, monkeypatch, caplog):
-    from tvrl_bench.report.runs import load_study_runs
+    from tvrl_bench.report.runs.study import load_study_runs
 
     uri, database = logged
     monkeypatch.setenv("TVRL_STORE_PATIENCE_S", "20")

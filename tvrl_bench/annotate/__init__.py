@@ -1,7 +1,7 @@
 """Blind pairwise studies in the browser: `tvrl-bench annotate`.
 
 People compare the final samples of two methods of a study, side by side, without knowing which is which. Each
-vote is stored as a `tvrl_bench.report.judgment_store.Judgment` (judge "human:<annotator>") in the judgments SQLite
+vote is stored as a `tvrl_bench.report.winrate.judgments.Judgment` (judge "human:<annotator>") in the judgments SQLite
 file that `tvrl-report` reads for its win-rate table.
 
 Modules: `pairs` (the blinded pair list built from the study's MLflow runs), `annotators` (annotator names and the

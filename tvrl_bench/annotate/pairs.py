@@ -1,6 +1,6 @@
 """The blinded pair list of a study: one entry per (prompt, seed, sample) that both methods generated.
 
-Pairing is `tvrl_bench.report.judge_pairs.sample_pairs` (the rule `judge_study` uses: trials of A and B share the seed
+Pairing is `tvrl_bench.report.winrate.pairs.sample_pairs` (the rule `judge_study` uses: trials of A and B share the seed
 and the match params; samples pair by prompt through `samples/final/index.json`). Every pair and every video gets
 an opaque id, an HMAC of what it stands for under the session's secret: stable across restarts, and revealing
 nothing about the method, run or file behind it.
@@ -91,7 +91,7 @@ def build_pairs(
     Two pairs with the same (prompt, seed, sample) would be the same judgment record, so that is an error asking
     for narrower --a / --b filters.
     """
-    from tvrl_bench.report.judge_pairs import sample_pairs
+    from tvrl_bench.report.winrate.pairs import sample_pairs
 
     if prompts is not None and prompts < 1:
         raise AnnotateError(f"--prompts must be at least 1, got {prompts}")

@@ -20,7 +20,7 @@ from tvrl_bench.annotate import AnnotateError
 from tvrl_bench.annotate.pairs import BlindPair, build_pairs, opaque_id
 from tvrl_bench.annotate.store import Assignment, VoteStore
 from tvrl_bench.annotate.annotators import judge_name, looks_like_token
-from tvrl_bench.report.judgment_store import CHOICES, Judgment, verdict_from_choice
+from tvrl_bench.report.winrate.judgments import CHOICES, Judgment, verdict_from_choice
 
 VOTE_FIELDS = ("position", "pair", "choice")
 
@@ -75,7 +75,7 @@ class AnnotationSession:
         labels: the names A and B get in the judgments (default: the method names, or the filter values joined
         by "/"); the win-rate table of tvrl-report matches them against its `method` and opponents.
         """
-        from tvrl_bench.report.judge_pairs import method_labels
+        from tvrl_bench.report.winrate.pairs import method_labels
 
         label_a, label_b = method_labels(a, b, labels)
         if label_a == label_b:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Iterable
 
 from tvrl_bench.annotate.annotators import JUDGE_PREFIX, new_token
-from tvrl_bench.report.judgment_store import CSV_COLUMNS, Judgment, JudgmentStore
+from tvrl_bench.report.winrate.judgments import CSV_COLUMNS, Judgment, JudgmentStore
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS annotate_sessions (

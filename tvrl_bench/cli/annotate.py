@@ -75,7 +75,7 @@ def _export(args: argparse.Namespace) -> int:
 
     from tvrl_bench.annotate.pairs import parse_method
     from tvrl_bench.annotate.store import VoteStore
-    from tvrl_bench.report.judge_pairs import method_labels
+    from tvrl_bench.report.winrate.pairs import method_labels
 
     if not Path(args.store).is_file():
         raise FileNotFoundError(f"no judgments file at {args.store}; pass --store with the file the votes went to")

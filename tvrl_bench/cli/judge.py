@@ -37,7 +37,7 @@ def _side(text: str) -> str | dict[str, str]:
 def run(args: argparse.Namespace) -> int:
     from tvrl_bench import registry
     from tvrl_bench.config import load_config
-    from tvrl_bench.report.judge_pairs import judge_study
+    from tvrl_bench.report.winrate.pairs import judge_study
 
     try:
         load_config([args.judge], args.gin_bindings)

@@ -55,12 +55,12 @@ def _report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from tvrl_bench.report.pipeline import JUDGMENTS_FILE, regenerate
-    from tvrl_bench.report.runs import ReportError
+    from tvrl_bench.report.errors import ReportError
 
     judgments = Path(args.judgments) if args.judgments else Path(args.out) / JUDGMENTS_FILE
     try:
         if args.import_judgments:
-            from tvrl_bench.report.judgment_store import JudgmentStore
+            from tvrl_bench.report.winrate.judgments import JudgmentStore
 
             with JudgmentStore(judgments) as store:
                 for csv_path in args.import_judgments:

@@ -73,7 +73,7 @@ def check_outputs(args: argparse.Namespace, study_name: str) -> None:
     if args.no_log:
         return
     check_out_folder(str(Path(args.out) / "reports" / study_name), "the study's tables and page")
-    from tvrl_bench.report.runs import resolve_tracking_uri
+    from tvrl_bench.report.runs.study import resolve_tracking_uri
     from tvrl_bench.tracking.store import check_store
 
     check_store(resolve_tracking_uri(args.tracking_uri), write=True)
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     lock = None if args.no_log else study_lock(runs, study.name).acquire()  # one logging wide-eval per study
     try:
         if not args.no_log:  # and the store to log to holds a finished run of each
-            from tvrl_bench.report.runs import resolve_tracking_uri
+            from tvrl_bench.report.runs.study import resolve_tracking_uri
             from tvrl_bench.sweeps.wide_eval import trial_runs
 
             uri = resolve_tracking_uri(args.tracking_uri)

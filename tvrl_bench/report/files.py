@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tvrl_bench.report.runs import ReportError
+from tvrl_bench.report.errors import ReportError
 
 __all__ = ["NotWritten", "check_writable", "write_together"]
 

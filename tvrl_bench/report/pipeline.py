@@ -13,13 +13,15 @@ from typing import Any
 
 import pandas as pd
 
-from tvrl_bench.report import definitions, render
-from tvrl_bench.report import plots as plotting
-from tvrl_bench.report.definition_types import MetricTable, TableDefinition, WinrateTable
 from tvrl_bench.report.files import check_writable
-from tvrl_bench.report.metric_table import build_metric_table
-from tvrl_bench.report.runs import StudyRuns, load_study_runs, make_client, resolve_tracking_uri
-from tvrl_bench.report.table_result import TableResult
+from tvrl_bench.report.render.formats import FORMATS, check_formats, write_table
+from tvrl_bench.report.render.plots import plot_curves, plot_heatmaps
+from tvrl_bench.report.runs.histories import HistoryCache
+from tvrl_bench.report.runs.study import StudyRuns, load_study_runs, make_client, resolve_tracking_uri
+from tvrl_bench.report.tables.definition_types import MetricTable, TableDefinition, WinrateTable
+from tvrl_bench.report.tables.definitions import available_tables, load_table, parse_table_file
+from tvrl_bench.report.tables.metric_table import build_metric_table
+from tvrl_bench.report.tables.table_result import TableResult
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +34,7 @@ def regenerate(
     tracking_uri: str | None = None,
     out_dir: str | Path = "reports",
     tables: str | list[str] | tuple[str, ...] | None = None,
-    formats: str | list[str] | tuple[str, ...] = render.FORMATS,
+    formats: str | list[str] | tuple[str, ...] = FORMATS,
     *,
     plots: bool = True,
     log_to_mlflow: bool = True,
@@ -45,8 +47,8 @@ def regenerate(
     """Regenerate the tables of `study` and return what was done.
 
     Which tables: `tables` (names or "a,b"); else the parent run's tag `tvrl.tables`; else every table found in
-    `reports/tables/` (see definitions.table_dirs) whose params the runs have (and `winrate` when the study has
-    judgments); the others are skipped with a note. Files: `<out_dir>/<study>/<table>.<fmt>` per format, plus
+    `reports/tables/` (see tables/definitions.py `table_dirs`) whose params the runs have (and `winrate` when the
+    study has judgments); the others are skipped with a note. Files: `<out_dir>/<study>/<table>.<fmt>` per format, plus
     `<table>.curves.png` / `<table>.heatmaps.png` when `plots` and the definition asks for them; all are
     also logged to the study's parent run under `reports/` when `log_to_mlflow` and a parent run exists.
     Judgments for win-rate tables are read from `judgments` (default `<out_dir>/judgments.sqlite`).
@@ -62,7 +64,7 @@ def regenerate(
     could not be written, every earlier page file left as it was; None without `page` or trials)}.
     """
     start = time.perf_counter()
-    formats = render.check_formats(formats)
+    formats = check_formats(formats)
     uri = resolve_tracking_uri(tracking_uri) if client is None else (tracking_uri or client.tracking_uri)
     client = client or make_client(uri)
     runs = load_study_runs(study, uri, client=client)
@@ -89,8 +91,8 @@ def regenerate(
     }
     if status := runs.status_note():
         log.warning("study '%s': %s", study, status)
-    cache = plotting.HistoryCache(client)
-    from tvrl_bench.report.study_page.artifacts import ArtifactReader
+    cache = HistoryCache(client)
+    from tvrl_bench.report.runs.artifacts import ArtifactReader
 
     records = ArtifactReader(client)  # per-video scores, for one-seed paired deltas over prompts
     built: list[TableResult] = []
@@ -108,7 +110,7 @@ def regenerate(
                 log.info("table '%s' skipped: no cell has data", defn.name)
                 continue
             images = _plots(defn, result, client, cache, folder, max_curve_runs) if plots else []
-            files = images + render.write_table(result, folder, formats, [p.name for p in images])
+            files = images + write_table(result, folder, formats, [p.name for p in images])
             summary["tables"][defn.name] = {
                 "title": result.title,
                 "files": [str(p) for p in files],
@@ -134,7 +136,7 @@ def _safe(name: str) -> str:
 
 
 def _read_judgments(path: Path, study: str) -> pd.DataFrame:
-    from tvrl_bench.report.judgment_store import JudgmentStore
+    from tvrl_bench.report.winrate.judgments import JudgmentStore
 
     if not path.is_file():
         return pd.DataFrame(columns=["study", "prompt", "seed", "method_a", "method_b", "left", "judge", "verdict"])
@@ -152,12 +154,12 @@ def _select(
     tables: Any, runs: StudyRuns, judged: pd.DataFrame, table_dirs: list[str | Path] | None
 ) -> tuple[list[TableDefinition], bool]:
     if tables is not None and _names(tables):
-        return [definitions.load_table(n, table_dirs) for n in _names(tables)], True
+        return [load_table(n, table_dirs) for n in _names(tables)], True
     tagged = runs.tables_tag()
     if tagged:
-        return [definitions.load_table(n, table_dirs) for n in tagged], True
-    available = definitions.available_tables(table_dirs)
-    return [definitions.parse_table_file(p) for p in available.values()], False
+        return [load_table(n, table_dirs) for n in tagged], True
+    available = available_tables(table_dirs)
+    return [parse_table_file(p) for p in available.values()], False
 
 
 def _not_applicable(defn: TableDefinition, runs: StudyRuns, judged: pd.DataFrame) -> str | None:
@@ -172,32 +174,32 @@ def _not_applicable(defn: TableDefinition, runs: StudyRuns, judged: pd.DataFrame
 
 
 def _build(defn: TableDefinition, runs: StudyRuns, judged: pd.DataFrame,
-           cache: plotting.HistoryCache | None = None, prompt_scores: Any = None) -> TableResult:
+           cache: HistoryCache | None = None, prompt_scores: Any = None) -> TableResult:
     if isinstance(defn, WinrateTable):
-        from tvrl_bench.report.winrate_table import build_winrate_table
+        from tvrl_bench.report.winrate.table import build_winrate_table
 
         return build_winrate_table(defn, judged, runs.study)
     return build_metric_table(defn, runs, cache, prompt_scores)
 
 
 def _plots(
-    defn: TableDefinition, result: TableResult, client: Any, cache: plotting.HistoryCache, folder: Path, max_runs: int
+    defn: TableDefinition, result: TableResult, client: Any, cache: HistoryCache, folder: Path, max_runs: int
 ) -> list[Path]:
     if not isinstance(defn, MetricTable):
         return []
     made = []
     if defn.curves:
-        path = plotting.plot_curves(result, defn.curves, cache, folder / f"{defn.name}.curves.png", max_runs)
+        path = plot_curves(result, defn.curves, cache, folder / f"{defn.name}.curves.png", max_runs)
         if path:
             made.append(path)
     if defn.heatmaps:
-        path = plotting.plot_heatmaps(result, client, folder / f"{defn.name}.heatmaps.png")
+        path = plot_heatmaps(result, client, folder / f"{defn.name}.heatmaps.png")
         if path:
             made.append(path)
     return made
 
 
-def _page(runs: StudyRuns, client: Any, cache: plotting.HistoryCache, tables: list[TableResult],
+def _page(runs: StudyRuns, client: Any, cache: HistoryCache, tables: list[TableResult],
           folder: Path) -> dict[str, Any]:
     """The study page (report/study_page/); a failure is returned for the command to report, never a lost table."""
     from tvrl_bench.report.study_page import write_study_page

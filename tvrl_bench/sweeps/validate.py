@@ -125,8 +125,8 @@ def check_study(study: Any, path: str) -> None:
 
 def check_tables(study: Any, path: str) -> None:
     """Every table the study names exists (a typo is found now, not after every trial has trained)."""
-    from tvrl_bench.report.definitions import load_table
-    from tvrl_bench.report.runs import ReportError
+    from tvrl_bench.report.tables.definitions import load_table
+    from tvrl_bench.report.errors import ReportError
 
     for name in study.tables:
         try:

@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tvrl_bench.report.runs import StudyRuns
-from tvrl_bench.report.table_result import TableResult
+from tvrl_bench.report.runs.study import StudyRuns
+from tvrl_bench.report.tables.table_result import TableResult
 
 PAGE = "index.html"
 CSV_FILES = ("page_hacking.csv", "page_improvement.csv", "page_iqm.csv")
@@ -38,7 +38,7 @@ def write_study_page(runs: StudyRuns, client: Any, folder: str | Path, tables: l
     tables: the TableResults just regenerated (other `<table>.html` files already in `folder` are shown too);
     cache: a `report.plots.HistoryCache` shared with the tables' curves (one is made when None)."""
     from tvrl_bench.report.files import check_writable, write_together
-    from tvrl_bench.report.plots import HistoryCache
+    from tvrl_bench.report.runs.histories import HistoryCache
     from tvrl_bench.report.study_page.build import gather
     from tvrl_bench.report.study_page.html import render
 

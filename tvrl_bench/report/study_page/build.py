@@ -10,15 +10,15 @@ from typing import Any
 
 import pandas as pd
 
-from tvrl_bench.report.run_frames import logged_nan
-from tvrl_bench.report.runs import StudyRuns
-from tvrl_bench.report.study_page.artifacts import ArtifactReader
+from tvrl_bench.report.runs.artifacts import ArtifactReader
+from tvrl_bench.report.runs.frames import logged_nan
+from tvrl_bench.report.runs.study import StudyRuns
 from tvrl_bench.report.study_page.comparisons import Comparisons, compare
 from tvrl_bench.report.study_page.hacking import HackingRow, hacking_rows
 from tvrl_bench.report.study_page.methods import Method, Source, choose_source, common_seed, group_methods
 from tvrl_bench.report.study_page.svg import Curve, colour, curves_svg
 from tvrl_bench.report.study_page.tables import TableSection, table_sections
-from tvrl_bench.report.table_result import TableResult
+from tvrl_bench.report.tables.table_result import TableResult
 
 CURVE_METRICS = ("eval/overall", "eval/critic_reward")
 MAX_MEDIA_METHODS = 12  # videos and credit maps of the first methods only (each costs a download)

@@ -1,4 +1,4 @@
-"""The probability of improvement between every pair of methods and each method's IQM (report/improvement.py),
+"""The probability of improvement between every pair of methods and each method's IQM (report/stats/improvement.py),
 beside the paired deltas of the tables.
 
 Scores are x 100. Where every run logged per-video scores of the evaluation the page reads (`eval/results.json`
@@ -22,8 +22,8 @@ from typing import Callable
 
 import numpy as np
 
-from tvrl_bench.report.improvement import Estimate, iqm, probability_of_improvement
-from tvrl_bench.report.stats import DeltaStat, paired_delta
+from tvrl_bench.report.stats.improvement import Estimate, iqm, probability_of_improvement
+from tvrl_bench.report.stats.intervals import DeltaStat, paired_delta
 from tvrl_bench.report.study_page.methods import Method, Source, seed_key
 
 SCALE = 100.0

@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-from tvrl_bench.report.stats import DeltaStat, paired_delta
+from tvrl_bench.report.stats.intervals import DeltaStat, paired_delta
 from tvrl_bench.report.study_page.methods import Method, Source
 
 SCALE = 100.0

@@ -7,7 +7,7 @@ import html
 import math
 import time
 
-from tvrl_bench.report.stats import DeltaStat
+from tvrl_bench.report.stats.intervals import DeltaStat
 from tvrl_bench.report.study_page.build import PageData, VideoCell
 from tvrl_bench.report.study_page.style import CSS
 

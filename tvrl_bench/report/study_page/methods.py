@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from tvrl_bench.report.run_frames import logged_nan
+from tvrl_bench.report.runs.frames import logged_nan
 
 AXES = ("policy", "sampler", "reward", "credit", "objective", "evaluator", "dataset", "method")
 BASE = "base"

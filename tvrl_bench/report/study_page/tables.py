@@ -8,8 +8,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from tvrl_bench.report.stats import DeltaStat
-from tvrl_bench.report.table_result import Interval, TableResult
+from tvrl_bench.report.stats.intervals import DeltaStat
+from tvrl_bench.report.tables.table_result import Interval, TableResult
 
 
 @dataclass
@@ -59,7 +59,7 @@ _FRAGMENT = re.compile(r"(<h2>.*?</ul>)", re.S)
 def table_sections(tables: list[TableResult], folder: Path) -> list[TableSection]:
     """The tables regenerated now, then any other `<table>.html` already in the study's folder (from an earlier
     report of the same study, e.g. before `tvrl-bench wide-eval` regenerated only the wide tables)."""
-    from tvrl_bench.report.render import to_html
+    from tvrl_bench.report.render.formats import to_html
 
     out = []
     for result in tables:

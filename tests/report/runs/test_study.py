@@ -1,0 +1,82 @@
+"""Reading a study's runs from MLflow: finished trials, excluded runs, the parent, runs logged by hand."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from tvrl_bench.report.errors import ReportError
+from tvrl_bench.report.runs.study import load_study_runs, resolve_tracking_uri, split_runs
+
+
+def test_load_study_runs_splits_trials_parent_and_excluded(new_study, mlflow_store):
+    uri, client, _ = mlflow_store
+    study = new_study("runs", tables="rewards, credit")
+    finished = study.trial({"method": "GRPO", "seed": "0"}, {"eval/overall": 0.5})
+    by_hand = study.trial({"method": "TVRL", "seed": "0"}, {"eval/overall": 0.6}, by_hand=True)
+    study.trial({"method": "TVRL", "seed": "1"}, {"eval/overall": 0.7}, status="FAILED")
+    study.trial({"method": "TVRL", "seed": "2"}, {}, status="RUNNING")
+    # another role logged into the experiment (say a judging run) is neither a trial nor excluded
+    other = client.create_run(study.experiment_id, tags={"tvrl.role": "judging"})
+    client.set_terminated(other.info.run_id)
+    study.finish()
+    runs = load_study_runs(study.study, uri)
+    assert sorted(runs.trials["run_id"]) == sorted([finished, by_hand])
+    assert runs.excluded_counts == {"FAILED": 1, "RUNNING": 1}
+    assert runs.parent["run_id"] == study.parent_id
+    assert runs.tables_tag() == ["rewards", "credit"]
+    assert runs.trials.set_index("run_id").loc[by_hand, "metrics.eval/overall"] == pytest.approx(0.6)
+    assert runs.trials["params.seed"].tolist() == ["0", "0"]
+    assert runs.status_note() == "Excluded: 2 trial runs not FINISHED and left out (FAILED 1, RUNNING 1)."
+    assert runs.has_param("method") and not runs.has_param("sampler")
+    assert runs.metric_names() == ["eval/overall"]
+
+
+def test_a_study_logged_entirely_by_hand_has_no_parent(new_study, mlflow_store):
+    study = new_study("hand", parent=False)
+    study.trial({"method": "GRPO", "seed": "0"}, {"eval/overall": 0.5}, by_hand=True)
+    runs = load_study_runs(study.study, mlflow_store[0])
+    assert runs.parent is None and len(runs.trials) == 1 and runs.tables_tag() is None
+
+
+def frame(rows):
+    base = {"run_name": "r", "start_time": 0, "end_time": 0}
+    return pd.DataFrame([{**base, **r} for r in rows])
+
+
+def test_latest_finished_attempt_of_a_trial_wins():
+    runs = split_runs(frame([
+        {"run_id": "a0", "status": "FINISHED", "tags.tvrl.trial_key": "k", "tags.tvrl.attempt": "0", "end_time": 5,
+         "params.seed": "0", "metrics.eval/overall": 0.1},
+        {"run_id": "a2", "status": "FINISHED", "tags.tvrl.trial_key": "k", "tags.tvrl.attempt": "2", "end_time": 9,
+         "params.seed": "0", "metrics.eval/overall": 0.5},
+        {"run_id": "a1", "status": "FAILED", "tags.tvrl.trial_key": "k", "tags.tvrl.attempt": "1", "end_time": 7,
+         "params.seed": "0"},
+        {"run_id": "h", "status": "FINISHED", "params.seed": "1", "metrics.eval/overall": 0.3},
+    ]), study="s")
+    assert sorted(runs.trials["run_id"]) == ["a2", "h"]
+    assert runs.superseded["run_id"].tolist() == ["a0"]
+    assert runs.excluded_counts == {"FAILED": 1}
+    assert "1 earlier finished attempt of retried trials superseded" in runs.status_note()
+
+
+def test_parent_found_without_tags_as_the_run_others_point_to():
+    runs = split_runs(frame([
+        {"run_id": "p", "status": "FINISHED", "run_name": "s"},
+        {"run_id": "t", "status": "FINISHED", "tags.mlflow.parentRunId": "p", "params.seed": "0"},
+    ]), study="s")
+    assert runs.parent["run_id"] == "p" and runs.trials["run_id"].tolist() == ["t"]
+
+
+def test_runs_without_seed_count_as_their_own_seed_and_are_noted():
+    runs = split_runs(frame([{"run_id": "x", "status": "FINISHED", "params.method": "GRPO"}]), study="s")
+    assert runs.notes == ["no run has a 'seed' param: every run counts as its own seed"]
+
+
+def test_missing_sqlite_database_is_a_clear_error_and_is_not_created(tmp_path):
+    path = tmp_path / "nothing.db"
+    with pytest.raises(ReportError, match="no MLflow database at .*nothing.db.*--tracking-uri"):
+        resolve_tracking_uri(f"sqlite:///{path}")
+    assert not path.exists()
+    with pytest.raises(ReportError, match="no MLflow database"):
+        load_study_runs("s", f"sqlite:///{path}")

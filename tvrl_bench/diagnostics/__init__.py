@@ -1,0 +1,1 @@
+"""What the scripts of diagnostics/ share: the credit screens' statistics (screens.py)."""
