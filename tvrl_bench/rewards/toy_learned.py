@@ -13,6 +13,7 @@ picked evenly over the clip, pixels by bilinear interpolation), as a real critic
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import torch
@@ -32,6 +33,22 @@ class ToyLearned(Reward):
 
     fps = None  # toy videos have no physical frame rate; the critic reads frames, not seconds
     worlds = ("sprites",)  # the shipped weights learned the sprite world's words; slot words are unknown to them
+
+    @staticmethod
+    def configured_worlds(values: dict) -> tuple[str, ...]:
+        """The world of the checkpoint a config's values load: `world` in its config.json or pretrain.json (or
+        pretrain.json's recipe.world), else the sprite world (every critic trained before the key was)."""
+        folder = Path(values.get("path") or DEFAULT_PATH).expanduser()
+        for name, keys in ((CONFIG_FILE, ("world",)), ("pretrain.json", ("world",)), ("pretrain.json", ("recipe", "world"))):
+            try:
+                found = json.loads((folder / name).read_text(encoding="utf-8"))
+                for key in keys:
+                    found = found.get(key) if isinstance(found, dict) else None
+            except (OSError, ValueError):
+                found = None
+            if isinstance(found, str):
+                return (found,)
+        return ToyLearned.worlds
 
     def __init__(self, path: str | None = None) -> None:
         super().__init__()

@@ -7,7 +7,8 @@ time when they disagree (training/trial/world_check.py).
 
 - A component declares the worlds it serves with a class attribute `worlds: tuple[str, ...] | None` (a registered
   function: a function attribute, set with `serves`); None means any world, or not a toy component (the real Qwen
-  critics). `served_worlds(target)` reads it.
+  critics). `served_worlds(target)` reads it. A component whose world is its checkpoint's (a learned critic) also
+  offers `configured_worlds(values) -> tuple[str, ...]`, which the trial's world check asks with the config's values.
 - A toy policy's world comes from its checkpoint: `pretrain.json` holds `recipe.world` and `video` (frames, height,
   width). `checkpoint_world(metadata, recipe_name)` reads them; what an older checkpoint lacks is inferred: a
   recipe without `world` predates the slot world, so it is the sprite world, unless the recipe's name (a shipped

@@ -86,3 +86,16 @@ def test_a_preset_binding_of_the_other_world_is_the_presets_choice():
 def test_a_checkpoint_that_does_not_say_its_world_is_not_checked(tmp_path, tiny_policy_path):
     check_values(load_config([SLOTS], [f"policies.toy.path = '{tiny_policy_path}'",
                                        "include 'components/rewards/toy_learned.gin'"]))
+
+
+def test_a_learned_critic_serves_the_world_its_checkpoint_states(tmp_path):
+    """rewards.toy_learned is of the sprite world unless its checkpoint says otherwise (a critic trained on slots)."""
+    import json
+
+    from tvrl_bench.rewards.toy_learned import DEFAULT_PATH
+
+    config = json.loads((DEFAULT_PATH / "config.json").read_text())
+    (tmp_path / "config.json").write_text(json.dumps({**config, "world": "slots"}))
+    bindings = ["include 'components/rewards/toy_learned.gin'", f"rewards.toy_learned.path = '{tmp_path}'"]
+    check_values(load_config([SLOTS], bindings))
+    assert "rewards.toy_learned answers slot-world checks" in refusal(SPRITES, *bindings)

@@ -144,7 +144,8 @@ def check_worlds(loaded: LoadedConfig | None = None) -> None:
     policy = _Policy(loaded, policy_part, found[0].rsplit(".", 1)[1], found[2])
     ordered = sorted((p for p in parts if p is not policy_part), key=lambda p: p.axis != "dataset")
     for part in ordered:
-        served = served_worlds(part.target)
+        hook = getattr(part.target, "configured_worlds", None)
+        served = hook(configured_values(part.qualified)) if hook else served_worlds(part.target)
         if served is not None and policy.world not in served:
             raise ConfigError(_mismatch(loaded, policy, part, served))
     for part in ordered:
