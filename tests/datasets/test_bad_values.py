@@ -69,8 +69,7 @@ CASES = [
     # parts of the other world, and the std floor (issue 52, items 3 and 5)
     (SLOTS, "include 'components/rewards/toy_learned.gin'", "components/rewards/toy_learned.gin:9: "
      "rewards.toy_learned answers sprite-world checks; components/profiles/toy.gin is the slot world "
-     "(policies.toy.base = 'slots'): use rewards.toy_oracle or rewards.toy_verdicts, or a critic trained on the slot "
-     "world"),
+     "(policies.toy.base = 'slots'): use rewards.toy_oracle, rewards.toy_verdicts"),
     (SLOTS, "policies.toy.base = 'v2'", "policies.toy.base = 'v2' is a sprite-world base, but datasets.toy_slots"),
     (SPRITES, "policies.toy.base = 'slots'", "policies.toy.base = 'slots' is a slot-world base, but datasets.toy"),
     (SLOTS, "objectives.tvrl_official.advantage_eps = 0", "objectives.tvrl_official.advantage_eps = 0 must be a "

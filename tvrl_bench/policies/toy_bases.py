@@ -39,4 +39,5 @@ def configured_world(base: str, path: str | None) -> CheckpointWorld | None:
 
 def bases_of(world: str) -> list[str]:
     """The shipped bases trained on `world` ('slots' or 'sprites'), in SHIPPED_BASES's order."""
-    return [name for name in SHIPPED_BASES if (found := folder_world(SHIPPED_BASES[name], name)) and found.world == world]
+    return [name for name, folder in SHIPPED_BASES.items()
+            if (found := folder_world(folder, name)) is not None and found.world == world]

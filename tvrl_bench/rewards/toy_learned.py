@@ -39,7 +39,8 @@ class ToyLearned(Reward):
         """The world of the checkpoint a config's values load: `world` in its config.json or pretrain.json (or
         pretrain.json's recipe.world), else the sprite world (every critic trained before the key was)."""
         folder = Path(values.get("path") or DEFAULT_PATH).expanduser()
-        for name, keys in ((CONFIG_FILE, ("world",)), ("pretrain.json", ("world",)), ("pretrain.json", ("recipe", "world"))):
+        stated = ((CONFIG_FILE, ("world",)), ("pretrain.json", ("world",)), ("pretrain.json", ("recipe", "world")))
+        for name, keys in stated:
             try:
                 found = json.loads((folder / name).read_text(encoding="utf-8"))
                 for key in keys:

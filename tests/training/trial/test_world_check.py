@@ -30,7 +30,7 @@ def test_the_shipped_profiles_agree_with_their_policies(profile):
     (SLOTS, "include 'components/rewards/toy_learned.gin'",
      ["components/rewards/toy_learned.gin:9: rewards.toy_learned answers sprite-world checks",
       "components/profiles/toy.gin is the slot world (policies.toy.base = 'slots')",
-      "use rewards.toy_oracle or rewards.toy_verdicts, or a critic trained on the slot world"]),
+      "use rewards.toy_oracle, rewards.toy_verdicts", "or a critic trained on the slot world"]),
     (SLOTS, "policies.toy.base = 'v2'",
      ["--gin_bindings: policies.toy.base = 'v2' is a sprite-world base, but datasets.toy_slots",
       "makes slot-world prompts", "use a slot-world base (policies.toy.base = 'slots_clean' or 'slots')"]),

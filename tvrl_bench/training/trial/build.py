@@ -59,8 +59,8 @@ def bound_value_refused(loaded: gin_config.LoadedConfig, message: str) -> str | 
     places.sort(key=lambda p: (p[1] != "--gin_bindings", p[1] not in own))
     users = [p for p in places if p[1] == "--gin_bindings" or p[1] in own] or places
     bound = ", ".join(f"{qualified}.{param} ({short_origin(where)})" for param, where in users[:3])
-    return (f"{short_origin(places[0][1])}: building {qualified}: {without_gin_context(message).splitlines()[0]}; check the values "
-            f"bound to it: {bound}")
+    what = without_gin_context(message).splitlines()[0]
+    return f"{short_origin(places[0][1])}: building {qualified}: {what}; check the values bound to it: {bound}"
 
 
 def without_gin_context(message: str) -> str:

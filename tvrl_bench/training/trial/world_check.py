@@ -27,7 +27,8 @@ _DOES = {"datasets": "makes {} prompts", "rewards": "answers {} checks", "credit
          "evaluators": "judges {} checks"}
 # How a line says what a dataset's value makes of a field of the policy's world (world/declaration.py policy_draws).
 _MAKES = {"frames": "videos of {} frames", "height": "frames {} px high", "width": "frames {} px wide",
-          "min_size": "{} at least {} px wide", "max_size": "{} at most {} px wide", "speed": "sprites moving {} px per frame"}
+          "min_size": "{} at least {} px wide", "max_size": "{} at most {} px wide",
+          "speed": "sprites moving {} px per frame"}
 
 
 class _Policy:
@@ -65,9 +66,19 @@ def _preferred(loaded: LoadedConfig | None, places: list[str | None]) -> str | N
     return None
 
 
-def _serving(family: str, world: str) -> list[str]:
-    """Registered components of a family declared for `world` (toy components that name it)."""
-    return [c.qualified_name for c in registry.components(family) if world in (served_worlds(c.target) or ())]
+_NOUNS = {"datasets": "dataset", "rewards": "critic", "credit": "router", "evaluators": "evaluator"}
+
+
+def _serving(family: str, world: str) -> str:
+    """The registered components of a family declared for `world`, those serving every world first: 'A or B', or
+    'A, B or another slot-world critic (`tvrl-bench list rewards`)' when there are more."""
+    found = sorted((len(served_worlds(c.target) or ()) == 1, c.qualified_name) for c in registry.components(family)
+                   if world in (served_worlds(c.target) or ()))
+    names = [name for _, name in found]
+    noun = _NOUNS.get(family, "component")
+    if len(names) <= 2:
+        return " or ".join(names) or f"a {WORLD_ADJECTIVES[world]} {noun}"
+    return f"{', '.join(names[:2])} or another {WORLD_ADJECTIVES[world]} {noun} (`tvrl-bench list {family}`)"
 
 
 def _mismatch(loaded: LoadedConfig | None, policy: _Policy, part: TrialComponent, served: tuple[str, ...]) -> str:
@@ -78,7 +89,7 @@ def _mismatch(loaded: LoadedConfig | None, policy: _Policy, part: TrialComponent
     bases = " or ".join(repr(b) for b in bases_of(theirs))
     other_bases = (f"a {WORLD_ADJECTIVES[theirs]} base (policies.toy.base = {bases})" if bases else
                    f"a policy of {WORLD_WORDS[theirs]}")
-    alternatives = " or ".join(_serving(family, ours)) or f"a {family} component of {WORLD_WORDS[ours]}"
+    alternatives = _serving(family, ours)
     if family == "datasets" and policy.origin and _preferred(loaded, [policy.origin, origin]) == policy.origin:
         return (f"{policy.where}: {policy.setting} is a {WORLD_ADJECTIVES[ours]} base, but {part.qualified} "
                 f"({short_origin(origin) if origin else 'the dataset'}) {does}: use {other_bases}, or a "
