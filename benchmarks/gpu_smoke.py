@@ -31,7 +31,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import gin
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for the tiny-model builders in tests/
@@ -39,54 +38,44 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for the tiny-
 from tests.policies.tiny_hunyuan import save_tiny_hunyuan  # noqa: E402
 from tests.rewards.tiny_qwen import save_tiny_qwen  # noqa: E402
 from tvrl_bench.cli.script import UserError, at_least, run_script, script_parser  # noqa: E402
-from tvrl_bench.config import load_config  # noqa: E402
-from tvrl_bench.training.checkpoint import CheckpointDir  # noqa: E402
 from tvrl_bench.training.processes import Processes  # noqa: E402
 from tvrl_bench.training.loop import Trainer  # noqa: E402
-from tvrl_bench.training.settings import TrialSettings  # noqa: E402
+from tvrl_bench.training.trial.trainer import build_trainer  # noqa: E402
 
 
 def tiny_trial(folder: Path, dtype: str, device: str, profile: str = "toy", sharding=None) -> Trainer:
+    """The tiny trial of `profile` on `device`: the models written to `folder` first, then built by the front door
+    into training (one process each, so the processes are made after the models are written)."""
     policy = save_tiny_hunyuan(folder / "hunyuan")
     critic = save_tiny_qwen(folder / "qwen3_5", "qwen3_5")
-    if profile == "paper":  # the official recipe as paper.gin ships it: only sizes and paths shrunk
-        bindings = [b for b in policy.gin_bindings() if ".dtype" not in b and "lora" not in b] + [
-            f"policies.hunyuan_video15.dtype = '{dtype}'",
-            f"rewards.qwen_vl.path = '{critic}'",
-            f"rewards.qwen_inputs.dtype = '{dtype}'",
-            f"rewards.qwen_inputs.device = '{device}'",
-            "rewards.qwen_inputs.frames = 4",
-            "rewards.qwen_inputs.max_pixels = 1536",
-            "rewards.qwen_inputs.min_pixels = 256",
-            "training.schedule.num_steps = 4",
-            "training.trial.num_gpus = 0",
-            "training.trial.prompts_per_step = 2",
-            "training.trial.group_size = 2",
-            "training.trial.micro_batch = 2",
-        ]
-        files = ["components/profiles/paper.gin", "components/evaluators/toy.gin", "components/datasets/toy.gin"]
-        load_config(files, bindings)
-        settings = TrialSettings()
-        gin.clear_config()
-        processes = Processes(cpu=device == "cpu", sharding=sharding)  # after the models are written: one per process
-        return Trainer(settings, processes, CheckpointDir(folder / "checkpoint"), None, progress=False, sharding=sharding)
-    bindings = [b for b in policy.gin_bindings() if ".dtype" not in b] + [
+    shared = [
         f"policies.hunyuan_video15.dtype = '{dtype}'",
         f"rewards.qwen_vl.path = '{critic}'",
         f"rewards.qwen_inputs.dtype = '{dtype}'",
         f"rewards.qwen_inputs.device = '{device}'",
         "training.schedule.num_steps = 4",
-        "training.schedule.shift = 5.0",  # the tiny checkpoint's scheduler shift
         "training.trial.prompts_per_step = 2",
         "training.trial.group_size = 2",
         "training.trial.micro_batch = 2",
     ]
-    files = ["components/profiles/toy.gin", "components/policies/hunyuan_video15_480p.gin", "components/rewards/qwen3_5_9b.gin"]
-    load_config(files, bindings)
-    settings = TrialSettings()
-    gin.clear_config()
-    processes = Processes(cpu=device == "cpu", sharding=sharding)
-    return Trainer(settings, processes, CheckpointDir(folder / "checkpoint"), None, progress=False, sharding=sharding)
+    if profile == "paper":  # the official recipe as paper.gin ships it: only sizes and paths shrunk
+        bindings = [b for b in policy.gin_bindings() if ".dtype" not in b and "lora" not in b] + shared + [
+            "rewards.qwen_inputs.frames = 4",
+            "rewards.qwen_inputs.max_pixels = 1536",
+            "rewards.qwen_inputs.min_pixels = 256",
+            "training.trial.num_gpus = 0",
+        ]
+        files = ["components/profiles/paper.gin", "components/evaluators/toy.gin", "components/datasets/toy.gin"]
+    else:
+        bindings = [b for b in policy.gin_bindings() if ".dtype" not in b] + shared + [
+            "training.schedule.shift = 5.0",  # the tiny checkpoint's scheduler shift
+        ]
+        # the toy profile as an included preset: its own policy's bindings, which the HunyuanVideo policy leaves
+        # unused, are then a preset's (as a profile's includes are), not a mistake of this config
+        (folder / "toy_profile.gin").write_text("include 'components/profiles/toy.gin'\n")
+        files = [str(folder / "toy_profile.gin"), "components/policies/hunyuan_video15_480p.gin",
+                 "components/rewards/qwen3_5_9b.gin"]
+    return build_trainer(files, bindings, folder / "checkpoint", cpu=device == "cpu", sharding=sharding)
 
 
 def fsdp_checks(trainer: Trainer, folder: Path, cuda: bool) -> None:

@@ -34,11 +34,9 @@ from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, 
 
 from tvrl_bench.cli.script import UserError, at_least, run_script, scratch, script_parser
 from tvrl_bench.config import load_config
-from tvrl_bench.training.checkpoint import CheckpointDir
-from tvrl_bench.training.processes import Processes
 from tvrl_bench.training.loop import Trainer
 from tvrl_bench.training.step.scoring import score_videos, score_videos_looped
-from tvrl_bench.training.trial.build import build_settings
+from tvrl_bench.training.trial.trainer import build_trainer
 
 # The toy transformer's matmuls at micro_batch 8 with CFG: 16 samples x (256 video + 12 text) tokens, width 64.
 ROWS = 16 * 268
@@ -79,12 +77,8 @@ ATTENTION_FLOPS = {
 
 def trainer(credit: str, policy_path: str | None, folder: Path, bindings: list[str] = ()) -> Trainer:
     extra = [f"policies.toy.path = '{policy_path}'"] if policy_path else []
-    try:
-        settings = build_settings(load_config(["components/profiles/toy.gin", f"components/credit/{credit}.gin"],
-                                              extra + list(bindings)))
-    finally:
-        gin.clear_config()
-    return Trainer(settings, Processes(cpu=True), CheckpointDir(folder), None, progress=False)
+    return build_trainer(["components/profiles/toy.gin", f"components/credit/{credit}.gin"], extra + list(bindings),
+                         folder)
 
 
 def step_flops(t: Trainer, step: int) -> tuple[float, float]:

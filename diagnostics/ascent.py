@@ -24,10 +24,11 @@ import sys
 
 import torch
 
-from profile_trainer import add_profile_arguments, batch_gradients, flatten, profile_trainer
 from tvrl_bench.cli.script import above, at_least, must, run_script, script_parser
-from tvrl_bench.training.step.collect import collect_batch
+from tvrl_bench.diagnostics.gradients import batch_gradients, flatten
+from tvrl_bench.diagnostics.profile import add_profile_arguments, profile_trainer
 from tvrl_bench.training.loop import Trainer
+from tvrl_bench.training.step.collect import collect_batch
 
 HELD_OUT_FIRST_STEP = 1000  # held-out batches are the steps from here on: prompts and noise no gradient batch saw
 

@@ -25,8 +25,9 @@ from typing import Callable
 
 import torch
 
-from profile_trainer import add_profile_arguments, flat_gradient, profile_trainer, set_weights, step_directions
 from tvrl_bench.cli.script import above, at_least, must, run_script, script_parser
+from tvrl_bench.diagnostics.gradients import flat_gradient, set_weights, step_directions
+from tvrl_bench.diagnostics.profile import add_profile_arguments, profile_trainer
 from tvrl_bench.training.seeding import generator
 from tvrl_bench.training.step.rollout import ode_sample
 

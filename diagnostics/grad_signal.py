@@ -22,8 +22,9 @@ import sys
 
 import torch
 
-from profile_trainer import add_profile_arguments, batch_gradients, flatten, profile_trainer
 from tvrl_bench.cli.script import must, run_script, script_parser
+from tvrl_bench.diagnostics.gradients import batch_gradients, flatten
+from tvrl_bench.diagnostics.profile import add_profile_arguments, profile_trainer
 from tvrl_bench.training.loop import Trainer
 
 

@@ -28,33 +28,9 @@ import time
 
 import torch
 
-from profile_trainer import add_profile_arguments, profile_trainer
 from tvrl_bench.cli.script import above, at_least, run_script, script_parser
-from tvrl_bench.training.step.rollout import chunks, ode_sample
-from tvrl_bench.training.step.scoring import Scores
-from tvrl_bench.training.seeding import generator
-
-
-def batch_reward(trainer, step: int, seed: int, backward: bool = True) -> torch.Tensor:
-    """The critic's mean reward over the step's rollouts (the profile's prompts x group size), sampled by ODE from
-    the step's own initial noise; a 0-d tensor. backward: accumulate its gradient into the policy's parameters
-    through every sampling step (one backward per micro-batch keeps one chain's graph alive); False scores only."""
-    s, policy = trainer.s, trainer.policy
-    items, _ = trainer.step_items(step)
-    items = [it for it in items for _ in range(s.group_size)]
-    prompts, checks = [it.prompt for it in items], [list(it.checks) for it in items]
-    g = generator(seed, "pathwise", step)
-    x = torch.randn(len(items), *policy.latent_shape(), generator=g)
-    total = x.new_zeros(())
-    with torch.enable_grad() if backward else torch.no_grad():
-        for c in chunks(len(items), trainer.micro_batch):
-            x0 = ode_sample(policy, s.sampler, s.schedule, x[c], policy.encode(prompts[c]), trainer.micro_batch)
-            scores = s.reward.score(policy.decode(x0), prompts[c], checks[c])
-            rewards = Scores(scores, s.reward.score_mask(checks[c]), None).rewards()
-            if backward:
-                (-(rewards.sum() / len(items))).backward()
-            total = total + rewards.detach().sum() / len(items)
-    return total
+from tvrl_bench.diagnostics.gradients import batch_reward
+from tvrl_bench.diagnostics.profile import add_profile_arguments, profile_trainer
 
 
 def main(argv: list[str] | None = None) -> int:

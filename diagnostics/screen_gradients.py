@@ -27,9 +27,10 @@ from pathlib import Path
 import torch
 from tqdm.auto import tqdm
 
-from profile_trainer import add_profile_arguments, flat_gradient, profile_trainer, router_of
 from tvrl_bench.cli.script import UserError, at_least, must, run_script, script_parser
 from tvrl_bench.credit.weights import route
+from tvrl_bench.diagnostics.gradients import flat_gradient
+from tvrl_bench.diagnostics.profile import add_profile_arguments, profile_trainer, router_of
 from tvrl_bench.diagnostics.screens import cosines_to_reference, ratio_interval
 
 ROUTERS = ["components/credit/uniform.gin", "components/credit/window3.gin", "components/credit/frame.gin",
@@ -72,10 +73,10 @@ def screen(args: argparse.Namespace) -> None:
         if stem not in stems:
             raise UserError(f"{flag} {stem}: not among --routers ({', '.join(stems)}); name one of them")
     args.gin_bindings = [*args.gin_bindings, "training.trial.keep_rollout_graph = False"]  # one rollout, many routers
-    with profile_trainer(args) as trainer:
-        routers = {name_of(p): router_of(args, p) for p in args.routers}
-        collecting = next((r for r in routers.values() if r.needs_grads), next(iter(routers.values())))
-        trainer.s.credit = collecting  # the critic's gradients are computed once per batch when any router needs them
+    routers = {name_of(p): router_of(args, p) for p in args.routers}
+    # the trainer collects with a router that needs the critic's gradients when any does: computed once per batch
+    collecting = next((r for r in routers.values() if r.needs_grads), next(iter(routers.values())))
+    with profile_trainer(args, credit=collecting) as trainer:
         uniform = next(iter(routers.values()))
         per_batch = trainer.s.prompts_per_step * trainer.s.group_size
         n_reference = math.ceil(args.reference_rollouts / per_batch)

@@ -11,7 +11,8 @@ no update) this reports:
                    check's group mean; the gate is |r| < 0.2
     parts          how many checks of a prompt carry its reward variance (participation ratio of the checks'
                    within-group variances; K for K equally varying checks)
-    shares         each check kind's share of the within-group reward variance (sums to 1)
+    shares         each check kind's share of the within-group reward variance (sums to 1); on the slot world
+                   each slot's (its checks are all of kind `slot`)
 
 A check fails where the profile's evaluator says so (an evaluator with per-check records, as the toy one has),
 otherwise where the critic's score is below `--fail_below`. Its evidence map is the per-check map of the router in
@@ -31,11 +32,11 @@ import sys
 
 import torch
 
-from profile_trainer import add_profile_arguments, profile_trainer, router_of
 from tvrl_bench.cli.script import above, at_least, must, run_script, script_parser
+from tvrl_bench.diagnostics.profile import add_profile_arguments, profile_trainer, router_of
 from tvrl_bench.diagnostics.screens import (effective_fraction, local_share, outcome_correlation, variance_parts,
                                             variance_shares)
-from tvrl_bench.training.step.diagnostics import check_kind
+from tvrl_bench.training.step.diagnostics import check_row
 
 
 def verdicts(trainer, batch, fail_below: float) -> torch.Tensor:
@@ -72,9 +73,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def screen(args: argparse.Namespace) -> None:
     fractions, passed, scores, masks, groups, labels = [], [], [], [], [], []
-    with profile_trainer(args) as trainer:
-        router = router_of(args, args.evidence)
-        trainer.s.credit = router
+    router = router_of(args, args.evidence)
+    with profile_trainer(args, credit=router) as trainer:
         for step in range(args.steps):
             batch = trainer.collect(step)
             grid = trainer.policy.token_grid
@@ -87,7 +87,7 @@ def screen(args: argparse.Namespace) -> None:
             scores.append(batch.scored.scores.cpu())
             masks.append(mask)
             groups.append(batch.all_groups.cpu() + step * 10_000)
-            labels += [[check_kind(q) or f"check {k}" for k, q in enumerate(row)] for row in batch.checks]
+            labels += [[check_row(q) or f"check {k}" for k, q in enumerate(row)] for row in batch.checks]
             print(f"batch {step + 1}/{args.steps} collected", flush=True)
     width = max(m.shape[1] for m in masks)
     pad = lambda t: torch.nn.functional.pad(t, (0, width - t.shape[1]))  # noqa: E731
@@ -97,11 +97,11 @@ def screen(args: argparse.Namespace) -> None:
     share = local_share(failed, fractions, args.local)
     r = outcome_correlation(passed, mask, groups)
     parts = variance_parts(scores, mask, groups)
-    print(f"{'kind':<12} {'checks':>6} {'failed':>7} {'evidence fraction':>17} {'variance share':>14}")
+    print(f"{'kind':<16} {'checks':>6} {'failed':>7} {'evidence fraction':>17} {'variance share':>14}")
     shares = variance_shares(scores, mask, groups, labels)
     for kind in sorted({label for row in labels for label in row}):
         chosen = torch.tensor([[j < len(row) and row[j] == kind for j in range(width)] for row in labels]) & mask
-        print(f"{kind:<12} {int(chosen.sum()):>6} {float(failed[chosen].double().mean()):>7.3f} "
+        print(f"{kind:<16} {int(chosen.sum()):>6} {float(failed[chosen].double().mean()):>7.3f} "
               f"{float(fractions[chosen].mean()):>17.3f} {shares.get(kind, 0.0):>+14.3f}")
     print(f"local_failed={share:.3f} correlation={r:+.3f} parts={parts:.2f} failed={int(failed.sum())} "
           f"rollouts={len(scores)}")

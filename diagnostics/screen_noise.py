@@ -18,37 +18,22 @@ steps=<n> rollouts=<1x>/<factor x> prompts=<n>
 from __future__ import annotations
 
 import argparse
-import multiprocessing
+import json
+import os
+import re
 import sys
-import tempfile
+import time
 
 import gin
-import torch
 
-from tvrl_bench.cli.script import at_least, run_script, script_parser
-from tvrl_bench.config import load_config
+from tvrl_bench.cli.script import Scratch, UserError, at_least, run_script, scratch, script_parser
+from tvrl_bench.config import ConfigError, load_config
 from tvrl_bench.diagnostics.screens import paired_gain
 
 ARMS = ("base", "1x", "many")
-
-
-def run_arm(files: list[str], bindings: list[str]) -> dict[str, float]:
-    """Train (or, with 0 steps, only evaluate) one configuration in this process; {prompt index: evaluator score} of
-    its wide evaluation, plus 'overall' (its wide_eval/overall)."""
-    from tvrl_bench.training.checkpoint import CheckpointDir
-    from tvrl_bench.training.loop import Trainer
-    from tvrl_bench.training.processes import Processes
-    from tvrl_bench.training.trial.build import build_settings
-
-    torch.set_num_threads(1)
-    try:
-        settings = build_settings(load_config(files, bindings))
-    finally:
-        gin.clear_config()
-    with tempfile.TemporaryDirectory() as folder:
-        result = Trainer(settings, Processes(cpu=True), CheckpointDir(folder), None, progress=False).run()
-    scores = {str(r["index"]): float(r["score"]) for r in result.wide.records}
-    return {**scores, "overall": float(result.wide.metrics["overall"])}
+# The bindings the screen makes for each arm, by the flag that sets them (a refused one is named by its flag).
+FLAGS = {"training.trial.wide_eval_prompts": "--prompts", "training.trial.prompts_per_step": "--factor",
+         "training.trial.steps": "--steps", "training.trial.seed": "--seeds"}
 
 
 def arm_bindings(args: argparse.Namespace, seed: int, arm: str, prompts_per_step: int) -> list[str]:
@@ -62,13 +47,90 @@ def arm_bindings(args: argparse.Namespace, seed: int, arm: str, prompts_per_step
             f"training.trial.checkpoint_every = {max(steps, 1)}"]
 
 
-def profile_batch(files: list[str], bindings: list[str]) -> tuple[int, int]:
-    """(prompts_per_step, group_size) that the configuration binds."""
+def checked_profile(args: argparse.Namespace, files: list[str]) -> tuple[int, int]:
+    """(prompts_per_step, group_size) that the configuration binds, once every arm's configuration is checked as
+    its trial will be: --seeds distinct, --prompts within the profile's prompts, a value the screen binds refused
+    in the screen's words (its flag), never as a --gin_bindings value the user did not give."""
+    from tvrl_bench.training.trial.checks import check_values
+
+    if len(set(args.seeds)) != len(args.seeds):
+        distinct = list(dict.fromkeys(args.seeds))
+        distinct += [s for s in range(max(distinct) + len(args.seeds) + 1) if s not in distinct][:len(args.seeds) - len(distinct)]
+        raise UserError(f"--seeds {' '.join(map(str, args.seeds))}: give distinct seeds (each trains its arms once, "
+                        f"and they are paired by seed), e.g. --seeds {' '.join(map(str, distinct))}")
     try:
-        load_config(files, bindings)
-        return tuple(int(gin.query_parameter(f"training.trial.{name}")) for name in ("prompts_per_step", "group_size"))
+        load_config(files, args.gin_bindings)
+        per_step, group, final = (int(gin.query_parameter(f"training.trial.{name}"))
+                                  for name in ("prompts_per_step", "group_size", "eval_prompts"))
     finally:
         gin.clear_config()
+    if args.prompts < final:
+        raise UserError(f"--prompts {args.prompts}: the profile's final evaluation already scores {final} prompts "
+                        f"(training.trial.eval_prompts), which the wide one scores among its own; give {final} or "
+                        f"more, e.g. --prompts {final}")
+    for arm in ARMS:
+        try:
+            check_values(load_config(files, arm_bindings(args, args.seeds[0], arm, per_step)))
+        except ConfigError as exc:
+            raise UserError(in_flags(str(exc), args)) from None
+        finally:
+            gin.clear_config()
+    return per_step, group
+
+
+def in_flags(message: str, args: argparse.Namespace) -> str:
+    """A config refusal of a value the screen bound, named by the screen's flag; other refusals as they are."""
+    found = re.match(r"--gin_bindings: (training\.trial\.\w+) = (\S+?):? (.*)$", message, re.DOTALL)
+    if found is None or found.group(1) not in FLAGS or any(found.group(1) in b for b in args.gin_bindings):
+        return message
+    name, value, rest = found.groups()
+    flag = FLAGS[name]
+    if name == "training.trial.wide_eval_prompts" and (most := re.search(r"; bind it to at most (\d+)", rest)):
+        why = rest[: most.start()].removeprefix("asks for ")
+        return f"{flag} {args.prompts}: {why}; give at most {most.group(1)}, e.g. {flag} {most.group(1)}"
+    given = getattr(args, flag[2:])
+    return f"{flag} {' '.join(map(str, given)) if isinstance(given, list) else given} sets {name} = {value}: {rest}"
+
+
+def start_arm(work: Scratch, key: tuple[int, str], files: list[str], bindings: list[str]):
+    """Start one arm in its own process (tvrl_bench/diagnostics/noise_arm.py), its files in the scratch folder."""
+    folder = work.folder / f"seed{key[0]}_{key[1]}"
+    folder.mkdir()
+    spec = {"files": files, "bindings": bindings, "folder": str(folder / "checkpoint"),
+            "result": str(folder / "result.json")}
+    (folder / "spec.json").write_text(json.dumps(spec))
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    with open(folder / "arm.log", "w") as log:  # its output, read back only if it fails
+        process = work.start([sys.executable, "-m", "tvrl_bench.diagnostics.noise_arm", str(folder / "spec.json")],
+                             stdout=log, stderr=log, env=env)
+    return process, folder
+
+
+def arm_result(key: tuple[int, str], process, folder) -> dict[str, float]:
+    if process.returncode != 0:
+        lines = (folder / "arm.log").read_text(errors="replace").strip().splitlines()
+        raise RuntimeError(f"arm {key[1]} of seed {key[0]} failed (exit {process.returncode}): "
+                           f"{lines[-1] if lines else 'no output'}")
+    return json.loads((folder / "result.json").read_text())
+
+
+def train_arms(args: argparse.Namespace, files: list[str], per_step: int) -> dict[tuple[int, str], dict[str, float]]:
+    """Every arm's wide-evaluation scores, `--workers` arms at a time, each in its own process (stopped, and the
+    scratch folder removed, however the screen ends)."""
+    waiting = [(seed, arm) for seed in args.seeds for arm in ARMS]
+    results, running = {}, {}
+    with scratch("tvrl-screen-noise-") as work:
+        while waiting or running:
+            while waiting and len(running) < args.workers:
+                key = waiting.pop(0)
+                running[key] = start_arm(work, key, files, arm_bindings(args, *key, per_step))
+            for key, (process, folder) in list(running.items()):
+                if process.poll() is not None:
+                    del running[key]
+                    results[key] = arm_result(key, process, folder)
+                    print(f"seed {key[0]} {key[1]}: wide overall {100 * results[key]['overall']:.2f}", flush=True)
+            time.sleep(0.2)
+    return results
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -89,19 +151,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def screen(args: argparse.Namespace) -> None:
     files = [args.profile, *args.files, args.credit]
-    per_step, group = profile_batch(files, args.gin_bindings)
-    jobs = [(seed, arm) for seed in args.seeds for arm in ARMS]
-    results: dict[tuple[int, str], dict[str, float]] = {}
-    # spawned workers, stopped with the script (an interrupted screen leaves no trial running)
-    pool = multiprocessing.get_context("spawn").Pool(min(args.workers, len(jobs)))
-    try:
-        pending = {key: pool.apply_async(run_arm, (files, arm_bindings(args, key[0], key[1], per_step))) for key in jobs}
-        for (seed, arm), job in pending.items():
-            results[seed, arm] = job.get()
-            print(f"seed {seed} {arm}: wide overall {100 * results[seed, arm]['overall']:.2f}", flush=True)
-    finally:
-        pool.terminate()
-        pool.join()
+    per_step, group = checked_profile(args, files)  # before any arm is trained
+    results = train_arms(args, files, per_step)
     many = f"{args.factor}x"
     for seed in args.seeds:
         base, one, lots = (100 * results[seed, a]["overall"] for a in ARMS)

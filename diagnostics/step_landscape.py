@@ -24,9 +24,9 @@ import sys
 
 import torch
 
-from pathwise import batch_reward
-from profile_trainer import add_profile_arguments, flat_gradient, profile_trainer, set_weights, step_directions
 from tvrl_bench.cli.script import above, at_least, run_script, script_parser
+from tvrl_bench.diagnostics.gradients import batch_reward, flat_gradient, set_weights, step_directions
+from tvrl_bench.diagnostics.profile import add_profile_arguments, profile_trainer
 
 
 def gradient(trainer, step: int, seed: int) -> tuple[float, torch.Tensor]:

@@ -6,14 +6,17 @@ Every script also refuses a bad argument as the commands do (tvrl_bench/cli/scri
 no traceback; those tests call the script's `main(argv)` in this process (seconds for all of them).
 
 A new script must be added to SMOKE_ARGS (with its smallest arguments) and BAD_ARGS (a bad argument and a word of
-its one-line refusal), or to HELPERS; one that reads a profile (--gin_bindings) to CONFIG_SCRIPTS too."""
+its one-line refusal); one that reads a profile (--gin_bindings) to CONFIG_SCRIPTS too. What scripts share is in
+the package (tvrl_bench/diagnostics/, tvrl_bench/cli/script.py), never in a sibling file."""
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +26,6 @@ from tests.training.conftest import FAST
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted(p.relative_to(ROOT).as_posix() for folder in ("benchmarks", "diagnostics")
                  for p in (ROOT / folder).glob("*.py"))
-HELPERS = {"diagnostics/profile_trainer.py"}  # imported by the gradient diagnostics, not run
 # FAST without the dataset sizes: a few scripts pick prompts with four or more checks from the training set
 SMALL = [b for b in FAST if not b.startswith("datasets.")]
 TINY = "policies.toy.path = '{policy}'"
@@ -83,20 +85,25 @@ CONFIG_SCRIPTS = ["benchmarks/step.py", "diagnostics/ascent.py", "diagnostics/ca
 
 
 def test_every_script_has_its_smallest_arguments_and_a_bad_one():
-    assert sorted(set(SMOKE_ARGS) | HELPERS) == SCRIPTS
+    assert sorted(SMOKE_ARGS) == SCRIPTS
     assert sorted(BAD_ARGS) == sorted(SMOKE_ARGS)
 
 
 def script_main(script: str):
-    """The `main(argv)` of a script, loaded as `python SCRIPT` would (its folder first on sys.path meanwhile)."""
-    sys.path.insert(0, str(ROOT / Path(script).parent))
-    try:
-        spec = importlib.util.spec_from_file_location(f"script_{Path(script).stem}", ROOT / script)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(ROOT / Path(script).parent))
+    """The `main(argv)` of a script, loaded from its file."""
+    spec = importlib.util.spec_from_file_location(f"script_{Path(script).stem}", ROOT / script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
     return module.main
+
+
+def test_no_script_imports_a_sibling_file():
+    """Scripts share code through the package: `import profile_trainer` (a file beside the script) is gone."""
+    siblings = {p.stem for folder in ("benchmarks", "diagnostics") for p in (ROOT / folder).glob("*.py")}
+    found = [f"{script}: {line.strip()}" for script in SCRIPTS
+             for line in (ROOT / script).read_text(encoding="utf-8").splitlines()
+             if line.startswith(("import ", "from ")) and line.split()[1].split(".")[0] in siblings]
+    assert found == []
 
 
 def refusal(script: str, argv: list[str], capsys) -> str:
@@ -143,3 +150,50 @@ def test_the_distillation_ceiling_refuses_a_recipe_of_another_world_than_the_pro
     """Its recipe (and the world of its --truth videos) is the profile's base's; another world's is one line."""
     line = refusal("diagnostics/distill_ceiling.py", ["--profile", profile, "--recipe", recipe, "--truth"], capsys)
     assert needle in line, line
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["--seeds", "0", "0"], "--seeds 0 0: give distinct seeds (each trains its arms once, and they are paired by "
+                            "seed), e.g. --seeds 0 1"),
+    (["--prompts", "4"], "--prompts 4: the profile's final evaluation already scores 64 prompts "
+                         "(training.trial.eval_prompts), which the wide one scores among its own; give 64 or more, "
+                         "e.g. --prompts 64"),
+    (["--prompts", "5000"], "--prompts 5000: more held-out prompts than the slot world has scenes (1,296: 6 colours "
+                            "^ 4 slots); give at most 1296, e.g. --prompts 1296"),
+])
+def test_the_noise_screen_refuses_its_own_arguments_in_its_own_words(argv, line, capsys):
+    """Before any arm is trained, and never as a --gin_bindings value the user did not give."""
+    assert refusal("diagnostics/screen_noise.py", argv, capsys) == f"diagnostics/screen_noise.py: error: {line}"
+
+
+def _noise_arms(tmp_path: Path) -> list[int]:
+    """The pids of the noise screen's arm processes whose files are under `tmp_path`."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            words = cmdline.read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if "tvrl_bench.diagnostics.noise_arm" in words and any(str(tmp_path) in w for w in words):
+            found.append(int(cmdline.parent.name))
+    return found
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("stop, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_stopped_noise_screen_stops_its_arms_and_leaves_no_folder(stop, code, tiny_policy_path, tmp_path):
+    """SIGTERM (or Ctrl-C) while its arms train: one line, exit 128 + the signal, no traceback, no arm left running,
+    no temporary folder left."""
+    args = [a.format(policy=tiny_policy_path) for a in SMOKE_ARGS["diagnostics/screen_noise.py"]]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "TMPDIR": str(tmp_path)}
+    process = subprocess.Popen([sys.executable, "diagnostics/screen_noise.py", *args, "--workers", "2"], cwd=ROOT,
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while len(_noise_arms(tmp_path)) < 2 and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.1)
+    assert len(_noise_arms(tmp_path)) == 2, "the arms did not start"
+    time.sleep(1.0)  # the arms importing or training
+    process.send_signal(stop)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == code and err.strip() == "diagnostics/screen_noise.py: interrupted", err[-3000:]
+    assert _noise_arms(tmp_path) == [] and list(tmp_path.iterdir()) == []

@@ -81,13 +81,20 @@ STOPPABLE = textwrap.dedent("""
 
     sys.exit(run_script(script_parser(__file__, None), body))
 """)
+# Children started with `start` (not waited for): one that ended before the stop, one still running.
+STARTED = STOPPABLE.replace(
+    'work.run([sys.executable, "-c", child, str(work.folder / "child.pid")])',
+    'work.start([sys.executable, "-c", "pass"]).wait()\n'
+    '        work.start([sys.executable, "-c", child, str(work.folder / "child.pid")])\n'
+    '        time.sleep(60)')
 
 
 @pytest.mark.parametrize("stop, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129)])
-def test_a_stopped_script_stops_its_child_removes_its_folder_and_says_interrupted(stop, code, tmp_path):
+@pytest.mark.parametrize("body", [STOPPABLE, STARTED], ids=["run", "start"])
+def test_a_stopped_script_stops_its_child_removes_its_folder_and_says_interrupted(stop, code, body, tmp_path):
     """One line, no traceback, exit 128 + the signal's number, the child stopped and the temp folder gone."""
     script = tmp_path / "stoppable.py"
-    script.write_text(STOPPABLE)
+    script.write_text(body)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp_path)}
     process = subprocess.Popen([sys.executable, str(script)], env=env, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60

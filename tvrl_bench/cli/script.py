@@ -25,8 +25,8 @@
   number (Ctrl-C 130, SIGTERM 143, SIGHUP 129), once its `with` blocks have cleaned up.
 - `stops_interrupt`: the same for a block of a command (`tvrl-bench`'s subcommands run in one): SIGTERM and SIGHUP
   raise KeyboardInterrupt naming the signal, and the signals received are listed.
-- `scratch`: a temporary folder and the child processes started for it (`Scratch.run`), stopped and removed however
-  the script ends.
+- `scratch`: a temporary folder and the child processes started for it (`Scratch.run`, or `Scratch.start` for
+  several at once), stopped and removed however the script ends.
 
 Nothing here imports torch, so a script that imports it inside its body answers a bad argument at once.
 """
@@ -146,7 +146,7 @@ def stops_interrupt() -> Iterator[list[int]]:
 
 
 class Scratch:
-    """A script's temporary folder (`folder`, or None) and the child processes it started with `run`."""
+    """A script's temporary folder (`folder`, or None) and the child processes it started with `run` or `start`."""
 
     def __init__(self, folder: Path | None, grace_s: float):
         self.folder = folder
@@ -159,8 +159,7 @@ class Scratch:
         `grace_s` seconds) when the script is stopped or `timeout` seconds pass (subprocess.TimeoutExpired)."""
         if capture_output:
             popen.update(stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        process = subprocess.Popen(command, start_new_session=True, **popen)
-        self._children.append(process)
+        process = self.start(command, **popen)
         try:
             out, err = process.communicate(timeout=timeout)
         except BaseException:
@@ -169,6 +168,13 @@ class Scratch:
         finally:
             self._children.remove(process)
         return subprocess.CompletedProcess(command, process.returncode, out, err)
+
+    def start(self, command: list[str], **popen: Any) -> subprocess.Popen:
+        """`subprocess.Popen(command, ...)` in its own process group, not waited for: the script polls it (several
+        children at once); the group is stopped like `run`'s when the script is stopped or the scratch closes."""
+        process = subprocess.Popen(command, start_new_session=True, **popen)
+        self._children.append(process)
+        return process
 
     def _stop(self, process: subprocess.Popen) -> None:
         for sig, wait in ((signal.SIGTERM, self.grace_s), (signal.SIGKILL, 10.0)):
@@ -182,7 +188,8 @@ class Scratch:
 
     def close(self) -> None:
         for process in list(self._children):
-            self._stop(process)
+            if process.poll() is None:  # one that ended and was reaped may have handed its number on
+                self._stop(process)
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
 
