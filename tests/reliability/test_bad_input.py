@@ -88,7 +88,9 @@ def test_an_unset_macro_is_named_with_its_file_and_line(tmp_path, tiny_policy_pa
                  "components/samplers/<name>.gin", "SAMPLER = @samplers.<name>()")
 
 
-PROMPTS_WITH_UNKNOWN_WORDS = "prompt,checks\na red circle,Is there a red circle?\na purple elephant,Is there an elephant?\n"
+# The elephant is in the prompt only: its check is one the toy critic reads (a check it cannot read is refused
+# earlier, when the config is read: tests/datasets/test_files.py).
+PROMPTS_WITH_UNKNOWN_WORDS = "prompt,checks\na red circle,Is there a red circle?\na purple elephant,Is there a purple circle?\n"
 EVAL_PROMPT_WITHOUT_CHECKS = ("prompt,checks,split\na red circle,Is there a red circle?,train\n"
                               "a blue square,Is there a blue square?,train\na green circle,,eval\n"
                               "a red square,Is there a red square?,eval\n")
