@@ -1,13 +1,14 @@
 """`tvrl-bench list [FAMILY]`: every registered component with its description and parameters.
 
-The listing is read from the component modules' source (static_listing), so it prints at once without importing
-torch; where the source cannot be read that way, the modules are imported and the registry is listed.
+The listing is read from the component modules' source (static_listing.py), so it prints at once without
+importing torch: that reading is the one way the command knows the registry (tests/cli/test_list.py holds it to the
+registry's own descriptions and parameters). A component the source reading cannot describe is a bug of that
+component's declaration, reported in one line naming it.
 """
 
 from __future__ import annotations
 
 import argparse
-import inspect
 
 from tvrl_bench import registry
 
@@ -24,40 +25,27 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def format_default(value: object) -> str:
-    import gin
+def render(family: str | None = None) -> str:
+    """The listing of `family` (every family by default) as `tvrl-bench list` prints it."""
+    from tvrl_bench.cli.static_listing import Unreadable, scan
 
-    if value is inspect.Parameter.empty or value is gin.REQUIRED:
-        return "REQUIRED"
-    return repr(value)
-
-
-def _members(fam: str, static: list | None) -> list[tuple[str, str, list[tuple[str, str]]]]:
-    """(qualified name, description, [(parameter, rendered default)]) of a family's components, sorted by name."""
-    if static is not None:
-        found = sorted((c for c in static if c.family == fam), key=lambda c: c.name)
-        return [(c.qualified_name, c.description, list(c.parameters)) for c in found]
-    return [(c.qualified_name, c.description, [(n, format_default(d)) for n, d in c.parameters()])
-            for c in registry.components(fam)]
-
-
-def render(family: str | None = None, static: bool = True) -> str:
-    from tvrl_bench.cli.static_listing import scan
-
-    read = scan([f.package for f in registry.FAMILIES.values()]) if static else None
-    if read is None:
-        registry.import_components()
+    try:
+        components = scan([f.package for f in registry.FAMILIES.values()])
+    except Unreadable as exc:
+        raise RuntimeError(f"tvrl-bench list cannot read a component from its source: {exc}; declare it with "
+                           "@register(\"family\", \"name\") on a module-level class or function whose defaults are "
+                           "literals") from None
     lines = []
     for fam in [family] if family else list(registry.FAMILIES):
         family_info = registry.FAMILIES[fam]
         bound = f"  (preset macro: {family_info.macro})" if family_info.macro else ""
         lines.append(f"{fam}: {family_info.description}{bound}")
-        members = _members(fam, read)
+        members = sorted((c for c in components if c.family == fam), key=lambda c: c.name)
         if not members:
             lines.append("  (none registered)")
-        for qualified, description, parameters in members:
-            lines.append(f"  {qualified:<28} {description}")
-            for name, default in parameters:
+        for component in members:
+            lines.append(f"  {component.qualified_name:<28} {component.description}")
+            for name, default in component.parameters:
                 lines.append(f"      {name} = {default}")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"

@@ -1,11 +1,14 @@
-"""The component listing read from the source files, without importing them (so without torch).
+"""The component listing read from the source files, without importing them (so without torch): the one way
+`tvrl-bench list` reads the registry.
 
-`tvrl-bench list` must answer at once; importing every component module takes seconds. Every built-in component
-is a module-level class or function decorated with `@register("family", "name")`, whose constructor's defaults
-are literals, so the listing (description = first docstring line, parameters with defaults) can be read from the
-syntax tree. `scan()` returns None when some component is beyond this reading (a constructor inherited from an
-unknown class, a decorator with computed arguments); the caller then imports the modules instead. The result is
-cached (`$XDG_CACHE_HOME/tvrl-bench/`, else ~/.cache/tvrl-bench/) under a hash of the source files' sizes and
+`tvrl-bench list` must answer at once; importing every component module takes seconds (benchmarks/cli_start.py:
+`import_components_s`, 10 to 20 times the listing). Every built-in component is a module-level class or function
+decorated with `@register("family", "name")`, whose constructor's defaults are literals, so the listing
+(description = first docstring line, parameters with defaults) can be read from the syntax tree, by the registry's
+constructor rule (source_constructors.py). A component beyond this reading (a constructor inherited from an unknown
+class, a decorator with computed arguments) makes `scan()` raise Unreadable naming it; tests/cli/test_list.py holds
+every registered component to the registry's own description and parameters. The result is cached
+(`$XDG_CACHE_HOME/tvrl-bench/`, else ~/.cache/tvrl-bench/) under a hash of the source files' sizes and
 modification times, so it is read again only after a source file changed. Reading a value (a default, a module
 constant) from the syntax tree is source_values.py; a class's constructor, source_constructors.py.
 """
@@ -23,7 +26,8 @@ from pathlib import Path
 from tvrl_bench.cli.source_constructors import Unreadable, describe_class, first_line, parameters
 from tvrl_bench.cli.source_values import REQUIRED, evaluate, module_constants, render_default
 
-__all__ = ["REQUIRED", "StaticComponent", "evaluate", "module_constants", "package_files", "render_default", "scan"]
+__all__ = ["REQUIRED", "StaticComponent", "Unreadable", "evaluate", "module_constants", "package_files", "render_default",
+           "scan"]
 
 
 @dataclass(frozen=True)
@@ -93,7 +97,7 @@ def _needed_names(tree: ast.Module) -> set[str]:
     return names
 
 
-def _trees(files: list[Path]) -> list[ast.Module]:
+def _trees(files: list[Path]) -> dict[Path, ast.Module]:
     """Syntax trees of the files that register components, and of the tvrl_bench modules they import a base
     class or a default's constant from; other files are not parsed (parsing all of them takes most of a second)."""
     parsed: dict[Path, ast.Module] = {}
@@ -111,7 +115,7 @@ def _trees(files: list[Path]) -> list[ast.Module]:
                 found = _module_file(node.module)
                 if found is not None and found not in parsed:
                     todo.append((found, None))
-    return list(parsed.values())
+    return parsed
 
 
 def _cache_file(files: list[Path]) -> Path:
@@ -123,13 +127,11 @@ def _cache_file(files: list[Path]) -> Path:
     return folder / f"components-{digest.hexdigest()[:20]}.pickle"
 
 
-def scan(modules: list[str]) -> list[StaticComponent] | None:
-    """Every registered component of `modules` read from source (cached), or None when one cannot be read so."""
-    try:
-        files = package_files(modules)
-        cache = _cache_file(files)
-    except (Unreadable, OSError):
-        return None
+def scan(modules: list[str]) -> list[StaticComponent]:
+    """Every registered component of `modules` read from source (cached); Unreadable naming a component that
+    cannot be read so."""
+    files = package_files(modules)
+    cache = _cache_file(files)
     try:
         found = pickle.loads(cache.read_bytes())
         if isinstance(found, list) and all(isinstance(c, StaticComponent) for c in found):
@@ -137,7 +139,7 @@ def scan(modules: list[str]) -> list[StaticComponent] | None:
     except Exception:  # no cache yet, or an unreadable one: read the sources
         pass
     found = _scan(files)
-    if found is not None:
+    if found:
         try:
             cache.parent.mkdir(parents=True, exist_ok=True)
             for old in cache.parent.glob("components-*.pickle"):
@@ -150,22 +152,22 @@ def scan(modules: list[str]) -> list[StaticComponent] | None:
     return found
 
 
-def _scan(files: list[Path]) -> list[StaticComponent] | None:
-    try:
-        trees = _trees(files)
-        classes = {n.name: n for tree in trees for n in tree.body if isinstance(n, ast.ClassDef)}
-        shared: dict[str, object] = {}  # constants imported from another module resolve by name
-        per_module = [module_constants(tree) for tree in trees]
-        for constants in per_module:
-            for name, value in constants.items():
-                shared.setdefault(name, value)
-        found = []
-        for tree, own in zip(trees, per_module):
-            constants = {**shared, **own}
-            for node in tree.body:
-                if not isinstance(node, (ast.ClassDef, ast.FunctionDef)):
-                    continue
-                for decorator in node.decorator_list:
+def _scan(files: list[Path]) -> list[StaticComponent]:
+    trees = _trees(files)
+    classes = {n.name: n for tree in trees.values() for n in tree.body if isinstance(n, ast.ClassDef)}
+    shared: dict[str, object] = {}  # constants imported from another module resolve by name
+    per_module = {path: module_constants(tree) for path, tree in trees.items()}
+    for constants in per_module.values():
+        for name, value in constants.items():
+            shared.setdefault(name, value)
+    found = []
+    for path, tree in trees.items():
+        constants = {**shared, **per_module[path]}
+        for node in tree.body:
+            if not isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+                continue
+            for decorator in node.decorator_list:
+                try:
                     registered = _register_call(decorator)
                     if registered is None:
                         continue
@@ -173,7 +175,7 @@ def _scan(files: list[Path]) -> list[StaticComponent] | None:
                         description, params = describe_class(node, classes, constants)
                     else:
                         description, params = first_line(node), parameters(node, False, constants)
-                    found.append(StaticComponent(registered[0], registered[1], description, params))
-        return found
-    except (Unreadable, OSError, SyntaxError):
-        return None
+                except Unreadable as exc:
+                    raise Unreadable(f"{path}:{node.lineno}: {node.name} ({exc})") from None
+                found.append(StaticComponent(registered[0], registered[1], description, params))
+    return found
