@@ -218,8 +218,8 @@ def samplers_study(new_study, mlflow_store, tmp_path_factory):
 def test_without_tag_every_table_whose_params_exist_is_rendered(samplers_study):
     summary, folder = samplers_study
     # The runs carry an objective, so the tables by objective render too.
-    assert sorted(summary["tables"]) == ["credit", "objectives", "per_check", "power", "power_v1", "rewards", "samplers",
-                                         "toy_v2"]
+    assert sorted(summary["tables"]) == ["credit", "objectives", "per_check", "power", "power_v1", "quickstart",
+                                         "rewards", "samplers", "toy_v2"]
     assert summary["skipped"] == {"winrate": f"no judgments for study '{folder.name}'"}
     for table in summary["tables"]:
         for fmt in ("md", "tex", "csv", "html"):

@@ -9,11 +9,12 @@ sweep resumes where it stopped and a rerun reaches the same decisions.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+from pathlib import Path
 
 from tvrl_bench.decisions.design import ArmPlan, StagedDesign, arm_name, plan_arms
-from tvrl_bench.decisions.sequential import StageResult, staged_test
+from tvrl_bench.decisions.outcome import decide_records, scaled_metric
+from tvrl_bench.decisions.sequential import StageResult
 from tvrl_bench.sweeps.plan import TrialSpec
 from tvrl_bench.sweeps.study import Study
 
@@ -55,55 +56,26 @@ def stage_plan(study: Study, trials: list[TrialSpec]) -> StagePlan:
         if spec.base:
             base[spec.seed] = spec
             continue
-        arm = tuple((axis, value) for axis, value in spec.labels.items())
+        arm = tuple((axis, preset_name(value)) for axis, value in spec.labels.items())
         if arm_name(arm) not in by_arm:
             arms.append(arm)
         by_arm.setdefault(arm_name(arm), {})[spec.seed] = spec
-    return StagePlan(design, plan_arms(arms, design.baseline), by_arm, base)
+    baseline = {axis: preset_name(value) for axis, value in design.baseline.items()}
+    return StagePlan(design, plan_arms(arms, baseline), by_arm, base)
 
 
-def metric_value(run, metric: str) -> float | None:
-    """A finished run's decision metric x 100 (the tables' scale): `metric`, else its `eval/` twin for a
-    `wide_eval/` metric the run did not log (the tables' fallback); None when absent or not finite."""
-    metrics = run.data.metrics
-    value = metrics.get(metric)
-    if value is None and metric.startswith("wide_eval/"):
-        value = metrics.get("eval/" + metric.removeprefix("wide_eval/"))
-    if value is None or not math.isfinite(value):
-        return None
-    return 100.0 * value
-
-
-def stage_values(plan: StagePlan, latest_finished, stages: int) -> dict[str, list[list[float]]]:
-    """{arm: [values of stage 1, ..., stage `stages`]} from the finished runs (`latest_finished(key)` -> run or
-    None); a stage's list holds only the seeds whose trial finished with the metric."""
-    values: dict[str, list[list[float]]] = {}
-    for arm, by_seed in plan.trials.items():
-        values[arm] = []
-        for stage in range(1, stages + 1):
-            found = []
-            for seed in plan.design.stage_seeds(stage):
-                run = latest_finished(by_seed[seed].key) if seed in by_seed else None
-                value = metric_value(run, plan.design.metric) if run is not None else None
-                if value is not None:
-                    found.append(value)
-            values[arm].append(found)
-    return values
+def preset_name(value: str) -> str:
+    """An axis value as the runs' params name it: a preset's name, or a preset file's stem."""
+    return Path(value).stem if value.endswith(".gin") else value
 
 
 def decide(plan: StagePlan, latest_finished, stages: int) -> list[StageResult]:
-    """The test's results after each of the first `stages` stages, from the finished runs. A stage whose values
-    are missing for an open arm or its baseline ends the sequence there (its trials have not all run)."""
-    values = stage_values(plan, latest_finished, stages)
-    trimmed = {arm: _until_first_empty(v) for arm, v in values.items()}
-    d = plan.design
-    return staged_test(trimmed, plan.arms.comparisons, d.alpha, d.max_stages, d.margin, d.permutations)
-
-
-def _until_first_empty(stage_lists: list[list[float]]) -> list[list[float]]:
-    kept = []
-    for values in stage_lists:
-        if not values:
-            break
-        kept.append(values)
-    return kept
+    """The test's results after each of the first `stages` stages, from the finished runs
+    (`latest_finished(key)` -> run or None)."""
+    records = []
+    for arm, by_seed in plan.trials.items():
+        for seed, spec in by_seed.items():
+            run = latest_finished(spec.key)
+            if run is not None:
+                records.append((arm, seed, scaled_metric(run.data.metrics, plan.design.metric)))
+    return decide_records(plan.design, plan.arms.comparisons, records, stages)

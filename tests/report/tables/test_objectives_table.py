@@ -15,7 +15,7 @@ import pytest
 
 from tests.report.helpers import DASH, delta_text, in_format, mean_std, paired, read_rendered, value_text
 from tvrl_bench.report import regenerate
-from tvrl_bench.report.tables.definition_types import ANY, HalfGainColumn
+from tvrl_bench.report.tables.definition_types import ANY, DecisionColumn, HalfGainColumn
 from tvrl_bench.report.tables.definitions import load_table
 from tvrl_bench.report.tables.half_gain import steps_to_half_gain
 
@@ -124,8 +124,11 @@ def test_the_shipped_definition():
     defn = load_table("objectives")
     assert [a.name for a in defn.rows_by] == ["objective", "credit"]
     assert [r.where for r in defn.fixed_rows] == [{"method": ("base",)}]
-    overall, vs_base, tvrl, speed = defn.columns
+    overall, vs_base, vs_default, decision, tvrl, speed = defn.columns
     assert vs_base.paired and vs_base.baseline == {"method": "base", "objective": ANY, "credit": ANY}
+    assert vs_default.paired and vs_default.optional
+    assert vs_default.baseline == {"objective": "tvrl_question", "credit": "window3", "method": "TVRL"}
+    assert decision == DecisionColumn("Decision")
     assert tvrl.paired and tvrl.where == {"method": ("TVRL",), "credit": ("window3",)}
     assert speed == HalfGainColumn("Steps to half gain", "eval/overall", {"method": ("GRPO", "TVRL")})
     assert defn.required_params() == ["objective", "credit", "method"]  # `*` names no required param

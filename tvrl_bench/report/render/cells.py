@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from tvrl_bench.report.stats.intervals import DeltaStat, ValueStat
-from tvrl_bench.report.tables.table_result import Blank, Cell, Count, Interval, Missing, Number, TableResult
+from tvrl_bench.report.tables.table_result import Blank, Cell, Count, Interval, Missing, Number, TableResult, Text
 
 MARK = "†"
 DASH = "—"
@@ -31,6 +31,8 @@ def cell_text(cell: Cell, decimals: int = 2) -> str:
         return DASH if math.isnan(cell.value) else f"{cell.value:.{d}f}"
     if isinstance(cell, Count):
         return str(cell.value)
+    if isinstance(cell, Text):
+        return cell.value
     if isinstance(cell, Interval):
         if math.isnan(cell.low):
             return f"n/a{MARK}"

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pandas as pd
 
 from tvrl_bench.report.stats.intervals import DeltaStat, ValueStat
-from tvrl_bench.report.tables.table_result import Blank, Cell, Column, Count, Interval, Missing, Number, TableResult
+from tvrl_bench.report.tables.table_result import (Blank, Cell, Column, Count, Interval, Missing, Number, TableResult,
+                                                  Text)
 
 
 def csv_columns(column: Column) -> list[str]:
@@ -25,7 +26,9 @@ def _csv_values(column: Column, cell: Cell) -> list[float | int | None]:
     nan = float("nan")
     width = len(csv_columns(column))
     if isinstance(cell, (Blank, Missing)):
-        return [None if column.kind == "count" else nan] * width
+        return [None if column.kind in ("count", "text") else nan] * width
+    if isinstance(cell, Text):
+        return [cell.value]
     if isinstance(cell, ValueStat):
         return [cell.mean, cell.n, cell.std]
     if isinstance(cell, DeltaStat):

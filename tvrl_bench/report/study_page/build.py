@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from tvrl_bench.report.runs.artifacts import ArtifactReader
+from tvrl_bench.report.runs.decisions import StudyDecisions, study_decisions
 from tvrl_bench.report.runs.frames import logged_nan
 from tvrl_bench.report.runs.study import StudyRuns
 from tvrl_bench.report.study_page.comparisons import Comparisons, compare
@@ -66,6 +67,9 @@ class PageData:
     video_notes: list[str] = field(default_factory=list)
     heatmaps: list[HeatmapCell] = field(default_factory=list)
     heatmap_notes: list[str] = field(default_factory=list)
+    decisions: StudyDecisions | None = None
+    finished_trials: int = 0
+    base_rows: bool = False
 
     @property
     def flags(self) -> list[str]:
@@ -86,6 +90,9 @@ def gather(runs: StudyRuns, client: Any, cache: Any, tables: list[TableResult], 
     data = PageData(runs.study, _runs_note(runs) + _diverged_note(runs.trials, source), source, methods,
                     {m.label: colour(i) for i, m in enumerate(methods)})
     data.tables = table_sections(tables, folder)
+    data.decisions = study_decisions(runs)
+    data.finished_trials = len(runs.trials)
+    data.base_rows = any(m.base for m in methods)
     run_ids = [str(r) for m in methods for r in m.runs["run_id"]]
     for metric in CURVE_METRICS:
         cache.prefetch(run_ids, metric)

@@ -9,6 +9,7 @@ import time
 
 from tvrl_bench.report.stats.intervals import DeltaStat
 from tvrl_bench.report.study_page.build import PageData, VideoCell
+from tvrl_bench.report.study_page.decisions import decisions_section
 from tvrl_bench.report.study_page.style import CSS
 
 e = html.escape
@@ -32,6 +33,7 @@ def render(data: PageData, files: list[str]) -> str:
            f"<title>Study {e(data.study)}</title>", f"<style>\n{CSS}\n</style></head>", "<body>"]
     out += _header(data)
     out += _tables(data)
+    out += decisions_section(data.decisions, data.finished_trials, data.base_rows)
     out += _curves(data)
     out += _hacking(data)
     out += _videos(data)
@@ -48,7 +50,8 @@ def _header(data: PageData) -> list[str]:
     out = [f"<header><h1>Study <code>{e(data.study)}</code></h1>",
            f'<p class="meta">{e(data.runs_note)}. Methods: {e(methods) or "none"}.</p>',
            f'<p class="meta" id="source" data-source="{e(data.source.prefix)}">{e(data.source.note)}</p>',
-           '<nav><a href="#tables">Tables</a><a href="#curves">Curves</a><a href="#hacking">Reward hacking</a>'
+           '<nav><a href="#tables">Tables</a>' + ('<a href="#decisions">Decisions</a>' if data.decisions else '')
+           + '<a href="#curves">Curves</a><a href="#hacking">Reward hacking</a>'
            '<a href="#videos">Videos</a><a href="#credit">Credit maps</a><a href="#improvement">Probability of '
            'improvement</a></nav>', '<div class="flags" id="flags">']
     if data.flagged:

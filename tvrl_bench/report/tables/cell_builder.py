@@ -144,7 +144,7 @@ class CellBuilder:
     def value(self, spec: RowSpec, col: ValueColumn) -> Cell:
         """The cell of a value column in row `spec` (Blank when their filters contradict)."""
         flt = intersect(spec.filter, col.where)
-        if flt is None:
+        if flt is None or _fixed_only(flt, spec.exclude):
             return Blank()
         return self.stat(flt, spec.exclude, col.metric)
 
@@ -209,6 +209,17 @@ class CellBuilder:
         codes = np.unique(self.seed_codes[rows])
         values = self.per_seed(flt, exclude)[:, column]
         return {str(self.seed_names[c]): float(v) * self.scale for c, v in zip(codes, values) if not np.isnan(v)}
+
+
+def _fixed_only(flt: Filter, exclude: tuple[Filter, ...]) -> bool:
+    """True when every run `flt` accepts belongs to the excluded fixed rows (a column of the base and null rows in a
+    sampler's row): all of some param's accepted values are excluded by one-param filters."""
+    covered: dict[str, set] = {}
+    for ex in exclude:
+        if len(ex) == 1:
+            (param, values), = ex.items()
+            covered.setdefault(param, set()).update(values)
+    return any(p in covered and set(values) <= covered[p] for p, values in flt.items())
 
 
 def _within(flt: Filter, other: Filter) -> bool:

@@ -11,7 +11,7 @@ from typing import Any
 
 from tvrl_bench import registry
 from tvrl_bench.report.errors import ReportError
-from tvrl_bench.report.tables.definition_types import (CategoryColumns, DeltaColumn, Filter, FixedRow,
+from tvrl_bench.report.tables.definition_types import (CategoryColumns, DecisionColumn, DeltaColumn, Filter, FixedRow,
                                                        HalfGainColumn, MetricTable, ParamAxis, TableDefinition,
                                                        ValueColumn, WinrateTable)
 
@@ -173,13 +173,21 @@ def _fixed_row(i: int, data: dict[str, Any], where: str) -> FixedRow:
     return FixedRow(data["label"], _filter(data.get("where", {}), f"{here} where"), position)
 
 
-def _column(i: int, data: dict[str, Any], where: str) -> ValueColumn | DeltaColumn | CategoryColumns | HalfGainColumn:
+def _column(i: int, data: dict[str, Any], where: str) -> (ValueColumn | DeltaColumn | CategoryColumns | HalfGainColumn
+                                                          | DecisionColumn):
     here = f"{where}: [[columns]] entry {i}"
-    kinds = [k for k in ("metric", "delta", "categories", "steps_to_half_gain") if k in data]
+    kinds = [k for k in ("metric", "delta", "categories", "steps_to_half_gain", "decision") if k in data]
     if len(kinds) != 1:
         raise ReportError(f"{here}: give exactly one of metric = ..., delta = ..., categories = ..., "
-                          "steps_to_half_gain = ...")
+                          "steps_to_half_gain = ..., decision = \"staged\"")
     kind = kinds[0]
+    if kind == "decision":
+        _check_keys(data, {"label", "decision", "where"}, here)
+        if data["decision"] != "staged":
+            raise ReportError(f"{here}: decision must be \"staged\" (the study's staged decisions), got "
+                              f"{data['decision']!r}")
+        return DecisionColumn(_string(data, "label", here, default="Decision"),
+                              _filter(data.get("where", {}), f"{here} where"))
     if kind == "steps_to_half_gain":
         _check_keys(data, {"label", "steps_to_half_gain", "where"}, here)
         metric = _string(data, "steps_to_half_gain", here, default=None)
@@ -193,9 +201,10 @@ def _column(i: int, data: dict[str, Any], where: str) -> ValueColumn | DeltaColu
             _filter(data.get("where", {}), f"{here} where"),
         )
     if kind == "delta":
-        _check_keys(data, {"label", "delta", "where", "baseline", "paired"}, here)
-        if not isinstance(data.get("paired", False), bool):
-            raise ReportError(f"{here}: paired must be true or false, got {data['paired']!r}")
+        _check_keys(data, {"label", "delta", "where", "baseline", "paired", "optional"}, here)
+        for flag in ("paired", "optional"):
+            if not isinstance(data.get(flag, False), bool):
+                raise ReportError(f"{here}: {flag} must be true or false, got {data[flag]!r}")
         baseline = _filter(data.get("baseline", {}), f"{here} baseline")
         if not baseline:
             raise ReportError(f"{here}: a delta needs baseline = {{ param = \"value\" }} (e.g. method = \"GRPO\")")
@@ -208,6 +217,7 @@ def _column(i: int, data: dict[str, Any], where: str) -> ValueColumn | DeltaColu
             _filter(data.get("where", {}), f"{here} where"),
             {k: v[0] for k, v in baseline.items()},
             data.get("paired", False),
+            data.get("optional", False),
         )
     _check_keys(data, {"categories", "order", "labels", "where", "prefix"}, here)
     include = data["categories"]

@@ -58,6 +58,7 @@ class DeltaColumn:
     where: Filter = field(default_factory=dict)
     baseline: dict[str, str] = field(default_factory=dict)
     paired: bool = False
+    optional: bool = False  # left out of a study with no run of its baseline (a note says so)
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,15 @@ class HalfGainColumn:
 
     label: str
     metric: str
+    where: Filter = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DecisionColumn:
+    """A staged study's decision for each row's arm (the arm of the cell's runs, filtered by `where`): its verdict
+    and the stage that decided it, recomputed from the study's runs (report/runs/decisions.py)."""
+
+    label: str
     where: Filter = field(default_factory=dict)
 
 
@@ -112,7 +122,7 @@ class MetricTable:
     rows_by: tuple[ParamAxis, ...]
     row_label: str | None
     fixed_rows: tuple[FixedRow, ...]
-    columns: tuple[ValueColumn | DeltaColumn | CategoryColumns | HalfGainColumn, ...]
+    columns: tuple[ValueColumn | DeltaColumn | CategoryColumns | HalfGainColumn | DecisionColumn, ...]
     where: Filter = field(default_factory=dict)
     scale: float = 100.0
     decimals: int = 2

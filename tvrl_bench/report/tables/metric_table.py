@@ -13,14 +13,16 @@ import logging
 
 import pandas as pd
 
-from tvrl_bench.report.runs.frames import NAN_METRICS, logged_nan
+from tvrl_bench.report.runs.decisions import study_decisions
+from tvrl_bench.report.runs.frames import NAN_METRICS
 from tvrl_bench.report.runs.study import StudyRuns
 from tvrl_bench.report.tables.cell_builder import CellBuilder, PromptScores, RowSpec
-from tvrl_bench.report.tables.definition_types import (ANY, CategoryColumns, DeltaColumn, Filter, HalfGainColumn,
-                                                       MetricTable, ParamAxis, ValueColumn, natural_key)
+from tvrl_bench.report.tables.decision_cells import decision_cell, decision_note
+from tvrl_bench.report.tables.definition_types import (ANY, CategoryColumns, DecisionColumn, DeltaColumn, Filter,
+                                                       HalfGainColumn, MetricTable, ParamAxis, ValueColumn, natural_key)
 from tvrl_bench.report.tables.filters import describe, intersect, match
 from tvrl_bench.report.tables.half_gain import Histories, half_gain_cell
-from tvrl_bench.report.tables.half_gain import note as half_gain_note
+from tvrl_bench.report.tables.table_notes import diverged_notes, metric_notes, missing_warnings, prompt_notes
 from tvrl_bench.report.tables.table_result import Cell, CellRuns, Column, Missing, Row, TableResult
 
 log = logging.getLogger(__name__)
@@ -41,8 +43,15 @@ def build_metric_table(defn: MetricTable, runs: StudyRuns, histories: Histories 
     table_runs = table_runs.assign(_seed=seeds.astype(str)).reset_index(drop=True)
     table_runs, fallback = with_wide_fallback(table_runs, defn)
     metric_names = sorted(c[len("metrics.") :] for c in table_runs.columns if c.startswith("metrics."))
-    columns: list[ValueColumn | DeltaColumn | HalfGainColumn] = []
+    decisions = study_decisions(runs) if any(isinstance(c, DecisionColumn) for c in defn.columns) else None
+    columns: list[ValueColumn | DeltaColumn | HalfGainColumn | DecisionColumn] = []
+    left_out: list[str] = []
     for col in defn.columns:
+        if isinstance(col, DecisionColumn) and decisions is None:
+            continue  # a study without staged decisions: no column it cannot fill
+        if isinstance(col, DeltaColumn) and col.optional and not _has_baseline(table_runs, col):
+            left_out.append(f"{col.label}: left out, no run of {describe(_baseline_filter(col))} in this study.")
+            continue
         columns.extend(col.expand(metric_names) if isinstance(col, CategoryColumns) else [col])
     unfinished = runs.unfinished
     unfinished = unfinished.loc[match(unfinished, defn.where)] if len(unfinished) else unfinished
@@ -53,7 +62,9 @@ def build_metric_table(defn: MetricTable, runs: StudyRuns, histories: Histories 
     for spec in row_specs:
         cells: list[Cell] = []
         for col in columns:
-            if isinstance(col, HalfGainColumn):
+            if isinstance(col, DecisionColumn):
+                cell = decision_cell(builder, spec, col, decisions)
+            elif isinstance(col, HalfGainColumn):
                 cell = half_gain_cell(builder, spec, col, histories)
             else:
                 cell = builder.delta(spec, col) if isinstance(col, DeltaColumn) else builder.value(spec, col)
@@ -68,24 +79,38 @@ def build_metric_table(defn: MetricTable, runs: StudyRuns, histories: Histories 
         title=defn.title,
         caption=defn.caption,
         row_header=defn.row_header,
-        columns=[Column(c.label, "delta" if isinstance(c, DeltaColumn) else "value") for c in columns],
+        columns=[Column(c.label, _kind(c)) for c in columns],
         rows=rows,
         decimals=defn.decimals,
     )
-    result.warnings = _missing_warnings(defn.name, missing)
+    result.warnings = missing_warnings(defn.name, missing)
     pooled = [
         f"Cells pool runs that differ in {param} ({', '.join(sorted(values, key=natural_key))}); add it to [rows] by "
         "or to where in the table definition to separate them."
         for param, values in builder.pooled.items()
     ]
     result.notes = (
-        _metric_notes(defn, columns, runs) + fallback + _prompt_notes(builder) + pooled
-        + _diverged_notes(table_runs, columns) + [f"Missing: {w.split(': ', 1)[1]}" for w in result.warnings]
+        metric_notes(defn, columns, runs)
+        + [decision_note(decisions, c.label) for c in columns if isinstance(c, DecisionColumn)]
+        + left_out + fallback + prompt_notes(builder) + pooled
+        + diverged_notes(table_runs, columns) + [f"Missing: {w.split(': ', 1)[1]}" for w in result.warnings]
     )
     result.cells = _cell_runs(row_specs, columns, builder)
     for w in result.warnings:
         log.warning("%s", w)
     return result
+
+
+def _baseline_filter(col: DeltaColumn) -> Filter:
+    return {k: (v,) for k, v in col.baseline.items() if v != ANY}
+
+
+def _has_baseline(table_runs: pd.DataFrame, col: DeltaColumn) -> bool:
+    return bool(match(table_runs, _baseline_filter(col)).any())
+
+
+def _kind(column) -> str:
+    return "delta" if isinstance(column, DeltaColumn) else "text" if isinstance(column, DecisionColumn) else "value"
 
 
 def _row_specs(defn: MetricTable, table_runs: pd.DataFrame) -> list[RowSpec]:
@@ -120,15 +145,6 @@ def _present(pool: pd.DataFrame, axis: ParamAxis) -> list[str]:
     return [str(v) for v in pool[column].dropna().unique()]
 
 
-def _missing_warnings(table: str, missing: list[tuple[str, str, str]]) -> list[str]:
-    grouped: dict[tuple[str, str], list[str]] = {}
-    for row, col, reason in missing:
-        grouped.setdefault((row, reason), []).append(col)
-    return [
-        f"table '{table}': row '{row}' ({', '.join(cols)}): {reason}" for (row, reason), cols in grouped.items()
-    ]
-
-
 WIDE, OWN = "wide_eval/", "eval/"
 
 
@@ -152,66 +168,12 @@ def with_wide_fallback(table_runs: pd.DataFrame, defn: MetricTable) -> tuple[pd.
     return copied, ["No run logged a wide evaluation (wide_eval/*): the table reads each trial's own evaluation (eval/*)."]
 
 
-def _diverged_notes(table_runs: pd.DataFrame, columns: list) -> list[str]:
-    """A note per metric the columns read that some runs logged as NaN: they diverged, and their cells leave them
-    out (a cell with no other run says so)."""
-    notes = []
-    for metric in dict.fromkeys(c.metric for c in columns if getattr(c, "metric", None)):
-        diverged = int(logged_nan(table_runs, metric).sum())
-        if diverged:
-            notes.append(f"Diverged: {diverged} run{'s' if diverged != 1 else ''} logged {metric} as NaN; left out of "
-                         "its cells.")
-    return notes
-
-
-def _prompt_notes(builder: CellBuilder) -> list[str]:
-    return [
-        f"{label}: where a cell has one seed, its [95% CI] pairs the {n} prompts of that seed's evaluation instead "
-        "(per-prompt score: the mean of the prompt's category accuracies): it says how sure the delta is for that "
-        "seed, not across seeds."
-        for label, n in builder.prompt_paired.items()
-    ]
-
-
 def _named_metrics(defn: MetricTable) -> list[str]:
     """Every metric (or metric prefix) the table's columns name."""
     names = []
     for col in defn.columns:
-        names.append(col.prefix if isinstance(col, CategoryColumns) else col.metric)
+        names.append(col.prefix if isinstance(col, CategoryColumns) else getattr(col, "metric", ""))
     return names
-
-
-def _metric_notes(defn: MetricTable, columns: list[ValueColumn | DeltaColumn | HalfGainColumn],
-                  runs: StudyRuns) -> list[str]:
-    scale = f"×{defn.scale:g}, " if defn.scale != 1 else ""
-    notes = [
-        f"Cells: mean ± std over seeds ({scale}{defn.decimals} decimals); n: seeds per cell "
-        "(a range when the row's cells differ)."
-    ]
-    deltas = [c for c in columns if isinstance(c, DeltaColumn)]
-    for d in deltas:
-        treated = describe(d.where) if d.where else "each row"
-        base = ", ".join(f"{k}={v}" if v != ANY else f"any {k}" for k, v in d.baseline.items())
-        if d.paired:
-            notes.append(
-                f"{d.label}: {d.metric}, {treated} minus {base} (other params equal) seed by seed, averaged over the "
-                "seeds both have; [95% CI] paired t-interval of that mean."
-            )
-        else:
-            notes.append(
-                f"{d.label}: difference of means of {d.metric}, {treated} minus {base} (other params equal); "
-                "[95% CI] Welch t-interval over seeds."
-            )
-    if deltas:
-        notes.append(
-            "† the 95% CI includes 0 (or is undefined, with fewer than 2 seeds on a side): "
-            "not distinguishable from seed noise."
-        )
-    notes.extend(half_gain_note(c) for c in columns if isinstance(c, HalfGainColumn))
-    if status := runs.status_note():
-        notes.append(status)
-    notes.extend(n[:1].upper() + n[1:] + "." for n in runs.notes)
-    return notes
 
 
 def _cell_runs(

@@ -1,7 +1,7 @@
 """The computed table every renderer (md, tex, html, csv) and the plots work from: columns, rows and their cells.
 
-A cell is a ValueStat (mean ± std over seeds), a DeltaStat, a Number, a Count, an Interval, a Blank (not
-applicable) or a Missing (expected but no data, with the reason).
+A cell is a ValueStat (mean ± std over seeds), a DeltaStat, a Number, a Count, an Interval, a Text (a staged
+decision), a Blank (not applicable) or a Missing (expected but no data, with the reason).
 """
 
 from __future__ import annotations
@@ -46,11 +46,18 @@ class Interval:
         return bool(self.low > self.null or self.high < self.null)
 
 
-Cell = ValueStat | DeltaStat | Number | Count | Interval | Blank | Missing
+@dataclass(frozen=True)
+class Text:
+    """A word or two: a staged study's decision for the row ("larger, stage 1")."""
+
+    value: str
+
+
+Cell = ValueStat | DeltaStat | Number | Count | Interval | Text | Blank | Missing
 
 # Column kinds and the cell types they hold: value -> ValueStat, delta -> DeltaStat, number -> Number,
-# count -> Count, interval -> Interval (any of them may be Blank or Missing).
-KINDS = ("value", "delta", "number", "count", "interval")
+# count -> Count, interval -> Interval, text -> Text (any of them may be Blank or Missing).
+KINDS = ("value", "delta", "number", "count", "interval", "text")
 
 
 @dataclass(frozen=True)
