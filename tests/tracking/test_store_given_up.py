@@ -1,7 +1,7 @@
-"""A store locked mid-run is waited for once (tracking/store_wait.py): the access that gives up at the patience
-leaves the store given up, so what follows it in the process (a failed trial marking its run FAILED, setting its
-error tag) gives up at once instead of waiting the patience again, with no second warning; a store found free
-again is waited for afresh."""
+"""A store locked mid-run is waited for once (tracking/store_wait.py): once an access gave up at the patience, what
+the command does because of it (a failed trial setting its error tag, marking its run FAILED) goes through
+`without_waiting` and gives up at once instead of waiting the patience again, with no second warning; outside it a
+store is waited for as usual."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import pytest
 from tests.tracking.test_store import hold_lock
 
 
-def test_accesses_after_giving_up_on_a_lock_give_up_at_once_until_the_store_is_free(tmp_path, monkeypatch, caplog):
-    from tvrl_bench.tracking.store import client_for
+def test_accesses_after_giving_up_on_a_lock_give_up_at_once_without_waiting(tmp_path, monkeypatch, caplog):
+    from tvrl_bench.tracking.store import client_for, without_waiting
 
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     client = client_for(uri)
@@ -30,7 +30,7 @@ def test_accesses_after_giving_up_on_a_lock_give_up_at_once_until_the_store_is_f
             gave_up = time.monotonic() - started
             for cleanup in (lambda: client.set_tag(run, "tvrl.error", "locked"),
                             lambda: client.set_terminated(run, "FAILED")):
-                with pytest.raises(sqlite3.OperationalError, match="locked"):
+                with pytest.raises(sqlite3.OperationalError, match="locked"), without_waiting(uri):
                     cleanup()
         ended = time.monotonic() - started
     finally:

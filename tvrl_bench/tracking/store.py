@@ -37,14 +37,15 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from tvrl_bench.tracking.store_checks import check_store, existing_ancestor, refuse_foreign_database
-from tvrl_bench.tracking.store_wait import PATIENCE_ENV, PatientClient, is_locked, patience_s, patiently
+from tvrl_bench.tracking.store_wait import (PATIENCE_ENV, PatientClient, is_locked, patience_s, patiently,
+                                            without_waiting)
 from tvrl_bench.tracking.store_uri import (DEFAULT_TRACKING_URI, HTTP_LIMITS, SQLITE_PREFIX, URI_ENV, TrackingError,
                                            artifact_location, bound_retries, resolve_uri, sqlite_path)
 
 __all__ = ["DEFAULT_TRACKING_URI", "HTTP_LIMITS", "PATIENCE_ENV", "SQLITE_PREFIX", "URI_ENV", "TrackingError",
            "artifact_location", "bound_retries", "check_store", "client_for", "describe_failure", "is_locked",
            "is_tracking_failure", "open_store", "patience_s", "patiently", "PatientClient", "resolve_uri",
-           "sqlite_path", "store_lock", "tracking_errors"]
+           "sqlite_path", "store_lock", "tracking_errors", "without_waiting"]
 
 log = logging.getLogger(__name__)
 

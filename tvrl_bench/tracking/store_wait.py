@@ -7,9 +7,9 @@ transaction opened and rolled back without waiting) finds a lock at once, and th
 waits of one process on one store share one deadline: the first access that finds the store locked starts the
 wait and warns once, and every access meanwhile (another thread's, a retry's) gives up at that start plus the
 patience (default 300 s), as a locked-store error (sqlite3.OperationalError "database is locked", which
-`store.describe_failure` words). The wait ends when the store is found free; a lock met later is a new wait.
-Once an access has given up, the store stays given up for this process until it is found free: the accesses
-that follow (a failed trial marking its run, a sweep writing its tables) give up at once, so a lock taken mid-run
+`store.describe_failure` words). The wait ends when the store is found free or an access gives up; a lock met
+later is a new wait. What a command does because an access gave up (a failed trial marking its run) goes through
+`without_waiting(uri)`: those accesses try the store once and give up at once on a lock, so a lock taken mid-run
 is waited for once, to the patience, with one warning, as at start-up. The report's direct SQL reads raise a lock
 instead of falling back to slower reads, so no access waits twice for one lock.
 A locked write did not commit, so trying it again is safe.
@@ -17,16 +17,17 @@ A locked write did not commit, so trying it again is safe.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 from tvrl_bench.tracking.store_uri import sqlite_path
 
-__all__ = ["PATIENCE_ENV", "PatientClient", "is_locked", "patience_s", "patiently", "wait_unlocked"]
+__all__ = ["PATIENCE_ENV", "PatientClient", "is_locked", "patience_s", "patiently", "wait_unlocked", "without_waiting"]
 
 log = logging.getLogger("tvrl_bench.tracking.store")
 
@@ -34,6 +35,7 @@ PATIENCE_ENV, DEFAULT_PATIENCE_S = "TVRL_STORE_PATIENCE_S", 300.0
 T = TypeVar("T")
 
 _WAITING_SINCE: dict[str, float] = {}  # uri -> when this process started waiting for it (monotonic)
+_NOT_WAITING: set[str] = set()  # uris whose accesses give up at once on a lock (`without_waiting`)
 
 
 def patience_s() -> float:
@@ -47,8 +49,21 @@ def is_locked(exc: BaseException) -> bool:
     return "database is locked" in text or "database table is locked" in text
 
 
+@contextlib.contextmanager
+def without_waiting(uri: str) -> Iterator[None]:
+    """In the block, an access to the store at `uri` that finds it locked gives up at once, without a warning (what
+    a command does after an access gave up on the lock: the store is still locked)."""
+    _NOT_WAITING.add(uri)
+    try:
+        yield
+    finally:
+        _NOT_WAITING.discard(uri)
+
+
 def _deadline(uri: str) -> float:
     """The end of this process's wait for `uri`, starting the wait (and its one warning) if none is running."""
+    if uri in _NOT_WAITING:
+        return time.monotonic() - 1.0
     if uri not in _WAITING_SINCE:
         _WAITING_SINCE[uri] = time.monotonic()
         log.warning("the tracking store %s is locked by another process; waiting for it (up to %.0f s, $%s)",
@@ -89,11 +104,9 @@ def patiently(uri: str, call: Callable[[], T]) -> T:
                 _WAITING_SINCE.pop(uri, None)  # free now: a lock met from here on is another wait
             result = call()
         except Exception as exc:
-            if not is_locked(exc):
+            if not is_locked(exc) or time.monotonic() + delay > _deadline(uri):
                 _WAITING_SINCE.pop(uri, None)
                 raise
-            if time.monotonic() + delay > _deadline(uri):
-                raise  # given up: the wait's start stays, so the next access to the locked store gives up at once
             time.sleep(delay)  # a lock taken between the probe and the call
             delay = min(2 * delay, 10.0)
             continue

@@ -25,6 +25,7 @@ from pathlib import Path
 from tvrl_bench import config as gin_config
 from tvrl_bench.tracking import params as run_params
 from tvrl_bench.tracking.mlflow_run import TrialTracker
+from tvrl_bench.tracking.store import is_locked, without_waiting
 from tvrl_bench.training.checkpoint import CheckpointDir, CheckpointError
 from tvrl_bench.training.evaluation import WIDE_PREFIX, WIDE_PROMPTS_TAG, WIDE_RECORDS
 from tvrl_bench.training.processes import Processes
@@ -93,7 +94,7 @@ def _run(loaded: gin_config.LoadedConfig, key: str, settings: TrialSettings, pro
                                run_tags(key, options, attempt))
         if unfinished and unfinished.run_id:
             tracker.end_previous(unfinished.run_id)  # even when its checkpoint turns out to be unusable
-    status = "FAILED"
+    status, store_gave_up = "FAILED", False
     try:
         saved = checkpoints.load() if unfinished else None  # a damaged checkpoint fails this attempt's run
         start = int(saved["step"]) if saved else 0
@@ -132,10 +133,18 @@ def _run(loaded: gin_config.LoadedConfig, key: str, settings: TrialSettings, pro
         status = "KILLED"
         raise
     except Exception as exc:
+        store_gave_up = is_locked(exc)
         if tracker is not None:
-            with contextlib.suppress(Exception):  # the store itself may be what failed
-                tracker.set_tags({"tvrl.error": first_line(exc)})
+            with contextlib.suppress(Exception), _marking(options.tracking_uri, store_gave_up):
+                tracker.set_tags({"tvrl.error": first_line(exc)})  # the store itself may be what failed
         raise
     finally:
         if tracker is not None:
-            tracker.finish(status)
+            with _marking(options.tracking_uri, store_gave_up):
+                tracker.finish(status)
+
+
+def _marking(uri: str, store_gave_up: bool):
+    """How the run is marked: as usual, or, once an access gave up on the locked store, with accesses that try it
+    once and give up at once (tracking/store_wait.py), so the patience is not waited again for each."""
+    return without_waiting(uri) if store_gave_up else contextlib.nullcontext()
