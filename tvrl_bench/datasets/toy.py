@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache, partial
+from functools import partial
 from typing import Iterable
 
 import torch
@@ -20,49 +20,14 @@ import torch
 from tvrl_bench.prompts import PromptItem, PromptSet
 from tvrl_bench.config.rules import checked
 from tvrl_bench.datasets.toy_checks import SPRITE_CHECKS, drawn_by_sprite_set
+from tvrl_bench.datasets.toy_scenes import unique_descriptions
 from tvrl_bench.registry import register
 from tvrl_bench.world.checks import checks_for
 from tvrl_bench.world.declaration import serves
 from tvrl_bench.world.difficulty import DEFAULT, Difficulty, from_knobs
 from tvrl_bench.world.grammar import parse_prompt, prompt_of
 from tvrl_bench.world.render import render_batch
-from tvrl_bench.world.scene import (Rng, Scene, SceneDescription, ScenesExhausted, as_random, sample_scene,
-                                    sample_scenes)
-
-
-def unique_descriptions(n: int, rng: Rng, difficulty: Difficulty = DEFAULT, exclude: Iterable[tuple] = ()) -> list[SceneDescription]:
-    """`n` feasible scene descriptions with distinct signatures, none in `exclude`, in the order drawn.
-    ScenesExhausted (a ValueError) when the world runs out of scenes: after 200 x (n + 10) draws, or as soon as
-    20 x (found + 10) draws in a row found nothing new (so asking a world of ~1,300 scenes for a million fails in
-    seconds, not hours)."""
-    r = as_random(rng)
-    seen = set(exclude)
-    found: list[SceneDescription] = []
-    draws = stalled = 0
-    while len(found) < n:
-        draws += 1
-        stalled += 1
-        if draws > 200 * (n + 10) or stalled > 20 * (len(found) + 10):
-            raise ScenesExhausted(
-                f"found only {len(found)} of {n} distinct toy scenes at difficulty '{difficulty.name}' "
-                f"(excluding {len(set(exclude))}); ask for fewer prompts or a larger world (more colours, shapes, "
-                "sprites)", len(found))
-        description = sample_scene(r, difficulty).description()
-        if description.signature not in seen:
-            seen.add(description.signature)
-            found.append(description)
-            stalled = 0
-    return found
-
-
-@lru_cache(maxsize=16)
-def available_scenes(n: int, difficulty: Difficulty = DEFAULT) -> int:
-    """How many distinct scenes of `difficulty` a draw of n finds: n when the world holds that many, else all it
-    has (1,344 at the default difficulty). Cached: a config check asks it for every trial of a study."""
-    try:
-        return len(unique_descriptions(n, as_random(0), difficulty))
-    except ScenesExhausted as exc:
-        return exc.found
+from tvrl_bench.world.scene import Rng, Scene, SceneDescription, as_random, sample_scenes
 
 
 def signatures(items: Iterable[PromptItem | str]) -> frozenset[tuple]:

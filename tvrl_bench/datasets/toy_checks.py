@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 from tvrl_bench.config.rules import Checks, Relation, Rule, Values, integer, one_of, optional
+from tvrl_bench.datasets.toy_scenes import available_scenes
 from tvrl_bench.world.difficulty import PRESETS, Difficulty, from_knobs
 from tvrl_bench.world.palette import BACKGROUNDS, SPRITE_COLOURS
 from tvrl_bench.world.vocabulary import NUMBER_WORDS, SHAPES
@@ -48,8 +49,6 @@ def _valid_world(v: Values) -> str | None:
 
 def _scenes_fit(v: Values) -> str | None:
     """Train and eval share no scene, and the wide evaluation draws distinct scenes: the world must hold them."""
-    from tvrl_bench.datasets.toy import available_scenes
-
     try:
         world = _scenes(v)
     except ValueError:
