@@ -73,14 +73,18 @@ def test_a_dataset_knob_equal_to_what_the_policy_draws_is_accepted():
 @pytest.mark.parametrize("binding", ["rewards.toy_oracle.motion_sharpness = 3.0", "evaluators.toy.min_speed = 0.2"])
 def test_a_parameter_of_the_other_worlds_checks_bound_by_the_user_is_refused(binding):
     message = refusal(SLOTS, binding)
-    assert f"--gin_bindings: {binding.split(' =')[0]} acts on sprite-world checks only" in message
+    assert f"--gin_bindings: {binding} acts on sprite-world checks only" in message
     assert "components/profiles/toy.gin is the slot world" in message and message.endswith("remove the binding")
     check_values(load_config([SPRITES], [binding]))  # where it acts
 
 
-def test_a_preset_binding_of_the_other_world_is_the_presets_choice():
-    # toy_oracle.gin binds rewards.toy_oracle.difficulty (a sprite-world parameter); the slot profile includes it
-    check_values(load_config([SLOTS], ["include 'components/rewards/toy_oracle_component.gin'"]))
+def test_a_preset_binding_of_the_other_world_is_refused_unless_it_is_the_default():
+    # toy_oracle.gin binds rewards.toy_oracle.difficulty = 'default' (a sprite-world parameter, at its default): the
+    # slot profile includes it; the component measure's preset sets one to another value, which changes nothing here
+    message = refusal(SLOTS, "include 'components/rewards/toy_oracle_component.gin'")
+    assert message.startswith("components/rewards/toy_oracle_component.gin:5: rewards.toy_oracle.shape_measure = "
+                              "'component' acts on sprite-world checks only") and message.endswith("leave out the "
+                                                                                                  "preset that binds it")
 
 
 def test_a_checkpoint_that_does_not_say_its_world_is_not_checked(tmp_path, tiny_policy_path):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from tvrl_bench import registry
 from tvrl_bench.config import ConfigError, LoadedConfig, locate
+from tvrl_bench.config.component_checks import default_values
 from tvrl_bench.config.statements import short_origin
 from tvrl_bench.config.trial_components import TrialComponent, configured_values, trial_components
 from tvrl_bench.policies.toy_bases import bases_of
@@ -123,16 +124,20 @@ def _video_problem(loaded: LoadedConfig | None, policy: _Policy, part: TrialComp
 
 
 def _one_world_parameter(loaded: LoadedConfig | None, policy: _Policy, part: TrialComponent) -> str | None:
-    """A parameter of another world's checks, bound by the user on this trial (check 3)."""
+    """A parameter of another world's checks bound on this trial by the user, or by a preset to another value than
+    its default (check 3; a preset's default, toy_oracle.gin's difficulty = 'default', states what acts anyway)."""
     own = {b.origin for b in loaded.top_level} if loaded is not None else set()
+    values, defaults = configured_values(part.qualified), default_values(part.target)
     for world, params in world_parameters(part.target).items():
         if world == policy.world:
             continue
         for param in params:
             where = locate(loaded, part.qualified, param)
-            if where is not None and (where == "--gin_bindings" or where in own):
-                return (f"{short_origin(where)}: {part.qualified}.{param} acts on {CHECK_WORDS[world]} only, and "
-                        f"{policy.described()}, where it changes nothing; remove the binding")
+            users = where == "--gin_bindings" or where in own
+            if where is not None and (users or values.get(param) != defaults.get(param)):
+                fix = "remove the binding" if users else "leave out the preset that binds it"
+                return (f"{short_origin(where)}: {part.qualified}.{param} = {values.get(param)!r} acts on "
+                        f"{CHECK_WORDS[world]} only, and {policy.described()}, where it changes nothing; {fix}")
     return None
 
 
