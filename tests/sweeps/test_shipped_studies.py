@@ -51,9 +51,11 @@ def test_the_objectives_study_is_a_base_per_seed_and_every_objective_with_token_
     options = SweepOptions(tracking_uri=f"sqlite:///{tmp_path / 'm.db'}", out_dir=str(tmp_path))
     study, trials = plan(str(ROOT / "sweeps" / "objectives.gin"), options)
     assert study.tables == ["objectives"] and study.profile.endswith("components/profiles/toy.gin")
-    assert sorted(t.seed for t in trials if t.base) == [0, 1, 2]
+    # the grid of its most stages: 3 stages of 5 seeds (stage k runs seeds 5(k-1)..5k-1 for the arms still open)
+    assert sorted(t.seed for t in trials if t.base) == list(range(15))
+    assert study.decide["baseline"] == {"objective": "tvrl_question", "credit": "window3"}
     trained = sorted((t.labels["objective"], t.labels["credit"], t.seed) for t in trials if not t.base)
-    assert trained == sorted((o, c, s) for o, credits in OBJECTIVES.items() for c in credits for s in (0, 1, 2))
+    assert trained == sorted((o, c, s) for o, credits in OBJECTIVES.items() for c in credits for s in range(15))
     registry.import_components()
 
     def text_of(preset: Path) -> str:  # a preset with the presets it includes

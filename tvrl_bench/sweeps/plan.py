@@ -150,7 +150,7 @@ def check_trial_config(loaded: gin_config.LoadedConfig) -> None:
     component's declared values): its prompt files."""
     from tvrl_bench.training.trial.checks import check_values
 
-    check_values()
+    check_values(loaded)
 
 
 def _bound(name: str, default):

@@ -402,8 +402,9 @@ def test_a_nan_metric_reads_as_diverged_not_as_missing(new_study, mlflow_store, 
     table = (folder / "credit.md").read_text()
     # The table reads the wide evaluation, falling back to eval/* when no run logged one: NaN there is NaN here.
     assert "the table reads each trial's own evaluation (eval/*)" in table
-    assert "Diverged: 4 runs logged wide_eval/overall as NaN; left out of its cells." in table
-    assert "runs with credit=window3 diverged: 3 logged 'wide_eval/overall' as NaN" in table
+    # ... and the notes name the metric the runs logged as NaN (eval/overall), not the one the table reads
+    assert "Diverged: 4 runs logged eval/overall as NaN; left out of its cells." in table
+    assert "runs with credit=window3 diverged: 3 logged 'eval/overall' as NaN" in table
     assert "no metric" not in table and "no eval/overall logged" not in html
 
 

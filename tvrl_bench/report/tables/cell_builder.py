@@ -110,9 +110,14 @@ class CellBuilder:
         if not per_seed.size:
             diverged = int(logged_nan(self.runs.iloc[self.rows(flt, exclude)], metric).sum())
             if diverged:
-                return Missing(f"runs with {describe(flt)} diverged: {diverged} logged '{metric}' as NaN")
+                return Missing(f"runs with {describe(flt)} diverged: {diverged} logged '{self.logged_as(metric)}' as NaN")
             return Missing(f"runs with {describe(flt)} have no metric '{metric}'")
         return value_stat(per_seed * self.scale)
+
+    def logged_as(self, metric: str) -> str:
+        """The name a run logged `metric` under: its `eval/` twin where the table reads `wide_eval/` from it."""
+        prefix, _, rest = metric.partition("/")
+        return f"{self.record_prefixes[prefix]}/{rest}" if rest and prefix in self.record_prefixes else metric
 
     def unfinished_note(self, flt: Filter, exclude: tuple[Filter, ...]) -> str:
         """' (FAILED 2, KILLED 1)': the cell's trial runs that never finished, by status ('' when none)."""

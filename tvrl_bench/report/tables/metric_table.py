@@ -93,7 +93,7 @@ def build_metric_table(defn: MetricTable, runs: StudyRuns, histories: Histories 
         metric_notes(defn, columns, runs)
         + [decision_note(decisions, c.label) for c in columns if isinstance(c, DecisionColumn)]
         + left_out + fallback + prompt_notes(builder) + pooled
-        + diverged_notes(table_runs, columns) + [f"Missing: {w.split(': ', 1)[1]}" for w in result.warnings]
+        + diverged_notes(table_runs, columns, builder.logged_as) + [f"Missing: {w.split(': ', 1)[1]}" for w in result.warnings]
     )
     result.cells = _cell_runs(row_specs, columns, builder)
     for w in result.warnings:

@@ -22,14 +22,15 @@ def missing_warnings(table: str, missing: list[tuple[str, str, str]]) -> list[st
     ]
 
 
-def diverged_notes(table_runs: pd.DataFrame, columns: list) -> list[str]:
+def diverged_notes(table_runs: pd.DataFrame, columns: list, logged_as=lambda metric: metric) -> list[str]:
     """A note per metric the columns read that some runs logged as NaN: they diverged, and their cells leave them
-    out (a cell with no other run says so)."""
+    out (a cell with no other run says so); `logged_as` names the metric as the runs logged it (the fallback reads
+    wide_eval/X from eval/X)."""
     notes = []
     for metric in dict.fromkeys(c.metric for c in columns if getattr(c, "metric", None)):
         diverged = int(logged_nan(table_runs, metric).sum())
         if diverged:
-            notes.append(f"Diverged: {diverged} run{'s' if diverged != 1 else ''} logged {metric} as NaN; left out of "
+            notes.append(f"Diverged: {diverged} run{'s' if diverged != 1 else ''} logged {logged_as(metric)} as NaN; left out of "
                          "its cells.")
     return notes
 
