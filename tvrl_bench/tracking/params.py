@@ -32,6 +32,17 @@ def preset_names(parsed_files: list[str], built: dict[str, Any]) -> dict[str, st
     return names
 
 
+def profile_name(parsed_files: list[str]) -> str:
+    """The trial's profile, the first parsed file under a `profiles/` folder, by its name ('toy', 'toy_v3',
+    'paper'); 'none' for a trial configured without one. Logged as the `profile` param, so a table never averages
+    runs of two profiles as one seed."""
+    for path in parsed_files:
+        parts = path.replace("\\", "/").split("/")
+        if len(parts) >= 2 and parts[-2] == "profiles" and parts[-1].endswith(".gin"):
+            return parts[-1][: -len(".gin")]
+    return "none"
+
+
 def component_selector(obj: Any) -> str | None:
     """The registered `<family>.<name>` of a built component (None for an unregistered object)."""
     for component in registry.components():

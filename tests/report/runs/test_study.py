@@ -80,3 +80,23 @@ def test_missing_sqlite_database_is_a_clear_error_and_is_not_created(tmp_path):
     assert not path.exists()
     with pytest.raises(ReportError, match="no MLflow database"):
         load_study_runs("s", f"sqlite:///{path}")
+
+
+def test_a_study_with_runs_of_two_profiles_is_refused_not_averaged(new_study, mlflow_store):
+    study = new_study("two_profiles")
+    study.trial({"method": "GRPO", "seed": "0", "profile": "toy"}, {"eval/overall": 0.75})
+    study.trial({"method": "GRPO", "seed": "0", "profile": "toy_v3"}, {"eval/overall": 0.83})
+    study.finish()
+    with pytest.raises(ReportError) as err:
+        load_study_runs(study.study, mlflow_store[0])
+    (line,) = str(err.value).splitlines()
+    assert f"study '{study.study}' holds finished runs of 2 profiles: toy (1 runs), toy_v3 (1 runs)" in line
+    assert "sweep each profile under its own sweeps.study.name" in line
+
+
+def test_the_profile_param_names_the_first_profile_file_parsed():
+    from tvrl_bench.tracking.params import profile_name
+
+    assert profile_name(["/x/components/profiles/toy.gin", "/x/components/credit/uniform.gin"]) == "toy"
+    assert profile_name(["/x/components/credit/uniform.gin", "/x/components/profiles/toy_v3.gin"]) == "toy_v3"
+    assert profile_name(["/x/my_trial.gin"]) == "none"

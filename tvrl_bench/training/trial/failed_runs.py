@@ -27,7 +27,7 @@ def record_failure(loaded: gin_config.LoadedConfig, key: str, options: TrialOpti
     every_axis = {**run_params.presets_in_files(loaded.parsed_files, registry.axes()), **options.labels}
     names = {**{axis: every_axis[axis] for axis in registry.logged_axes() if axis in every_axis}, **options.labels}
     method = run_params.method_from_presets(every_axis, base=steps == 0)
-    params = {**names, "method": method, "seed": seed}
+    params = {**names, "method": method, "seed": seed, "profile": run_params.profile_name(loaded.parsed_files)}
     if options.labels:
         name = run_params.axis_run_name(options.labels, seed, base=method == "base")
     elif set(registry.logged_axes()) <= set(names):

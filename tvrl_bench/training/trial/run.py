@@ -102,7 +102,8 @@ def _run(loaded: gin_config.LoadedConfig, key: str, settings: TrialSettings, pro
             raise CheckpointError(f"{checkpoints.folder}: the trial's processes see different checkpoints (this one: "
                                   f"step {start}); put --out on a file system that every node of the trial shares")
         if tracker is not None:
-            tracker.log_params({**names, "method": method, "seed": settings.seed, **run_params.operative_params()})
+            tracker.log_params({**names, "method": method, "seed": settings.seed,
+                                "profile": run_params.profile_name(loaded.parsed_files), **run_params.operative_params()})
             tracker.log_text(config_text, "config/config.gin")
             tracker.log_text(gin_config.captured_configs()["operative_config.gin"], "config/operative_config.gin")
             if unfinished and unfinished.run_id:
