@@ -5,7 +5,7 @@ trials per second of wall time (driver start-up, trial processes, tables at the 
 
 Last line: two_over_one=<throughput with 2 workers / throughput with 1 worker>.
 
-    python benchmarks/sweep.py [--trials 6] [--steps 3]
+    python benchmarks/sweep.py [--trials 6] [--steps 3] [--profile components/profiles/toy.gin] [--gin_bindings ...]
 """
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ from tvrl_bench.cli.script import Scratch, UserError, at_least, must, run_script
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def study_file(folder: Path, trials: int, steps: int) -> Path:
+def study_file(folder: Path, trials: int, steps: int, profile: str, bindings: list[str]) -> Path:
     seeds = list(range(trials // 2))
     text = "\n".join([
         "sweeps.study.name = 'throughput'",
+        f"sweeps.study.profile = {profile!r}",
         "sweeps.study.axes = {'credit': ['uniform', 'window3']}",
         f"sweeps.study.seeds = {seeds}",
         "sweeps.study.tables = ['samplers']",
@@ -32,6 +33,7 @@ def study_file(folder: Path, trials: int, steps: int) -> Path:
         "    'training.trial.eval_prompts = 8',",
         "    'training.trial.sample_videos = 1',",
         "    'training.trial.wide_eval_prompts = 0',",  # the profile's ~600-prompt wide evaluation would dwarf the trials
+        *[f"    {b!r}," for b in bindings],
         "]",
     ])
     path = folder / "throughput.gin"
@@ -58,12 +60,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trials", type=int, default=6, action=must(lambda v: v >= 2 and v % 2 == 0, "an even number "
                         ">= 2 (uniform and window3 credit x seeds)"), help="trials in the study (even; default 6)")
     parser.add_argument("--steps", type=int, default=3, action=at_least(1), help="optimizer steps per trial (default 3)")
+    parser.add_argument("--profile", default="components/profiles/toy.gin",
+                        help="the trials' profile (default: the toy profile)")
+    parser.add_argument("--gin_bindings", nargs="*", default=[],
+                        help="extra bindings of every trial, e.g. 'training.trial.prompts_per_step = 4'")
     return run_script(parser, benchmark, argv)
 
 
 def benchmark(args: argparse.Namespace) -> None:
+    import gin
+
+    from tvrl_bench.config import load_config
+
+    try:  # a config mistake in seconds, as the commands name it, before any sweep
+        load_config([args.profile], args.gin_bindings)
+    finally:
+        gin.clear_config()
     with scratch("tvrl-bench-sweep-") as work:
-        study = study_file(work.folder, args.trials, args.steps)
+        study = study_file(work.folder, args.trials, args.steps, args.profile, args.gin_bindings)
         one = timed_sweep(work, study, "one", 1)
         two = timed_sweep(work, study, "two", 2)
     print(f"{args.trials} trials x {args.steps} steps: 1 worker {one:.1f} s ({args.trials / one:.3f} trials/s), "

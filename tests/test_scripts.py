@@ -38,7 +38,7 @@ SMOKE_ARGS: dict[str, list[str]] = {
     "benchmarks/study_page.py": ["--root", "{tmp}/page", "--repeats", "1"],
     "benchmarks/step.py": ["--steps", "1", "--credit-repeats", "1", "--policy-path", "{policy}", "--gin_bindings",
                            *SMALL],
-    "benchmarks/sweep.py": ["--trials", "2", "--steps", "1"],
+    "benchmarks/sweep.py": ["--trials", "2", "--steps", "1", *PROFILE],
     "benchmarks/toy_world.py": ["--n", "4"],
     "diagnostics/ascent.py": ["--batches", "4", "--held_out", "1", "--alphas", "1e-3", *PROFILE],
     "diagnostics/base_competence.py": ["--policy", "{policy}", "--prompts", "4", "--sample_steps", "2"],
@@ -78,7 +78,7 @@ BAD_ARGS: dict[str, tuple[list[str], str]] = {
     "diagnostics/screen_locality.py": (["--local", "0"], "--local 0.0: give a fraction in (0, 1]"),
     "diagnostics/screen_noise.py": (["--factor", "1"], "--factor 1: give 2 or more"),
 }
-CONFIG_SCRIPTS = ["benchmarks/step.py", "diagnostics/ascent.py", "diagnostics/calibration.py",
+CONFIG_SCRIPTS = ["benchmarks/step.py", "benchmarks/sweep.py", "diagnostics/ascent.py", "diagnostics/calibration.py",
                   "diagnostics/chain_linearity.py", "diagnostics/credit_concentration.py", "diagnostics/distill_ceiling.py",
                   "diagnostics/grad_signal.py", "diagnostics/pathwise.py", "diagnostics/step_landscape.py",
                   "diagnostics/screen_gradients.py", "diagnostics/screen_locality.py", "diagnostics/screen_noise.py"]

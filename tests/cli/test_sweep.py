@@ -119,7 +119,7 @@ def test_a_tiny_sweep_on_a_local_ray_cluster_logging_to_an_mlflow_server(tmp_pat
     try:
         assert started.returncode == 0, started.stderr[-3000:]
         wait_for_port(mlflow_port)
-        study = write_study(tmp_path, tiny_policy_path, axes="{'credit': ['window3']}")
+        study = write_study(tmp_path, tiny_policy_path, axes="{'credit': ['window3']}", steps=1)
         result = sweep(tmp_path, study, "--executor", "ray", "--address", f"127.0.0.1:{ray_port}", "--no-tables", uri=uri)
         assert result.returncode == 0, result.stderr[-4000:]
         client, parents, trials = study_runs(uri, "tiny")

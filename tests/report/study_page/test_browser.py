@@ -2,11 +2,12 @@
 the annotation page's browser test): its table, the flagged reward-hacking line of a run made to hack, the final
 videos of every method playing, and the credit maps of both routers.
 
-The sweep is `tvrl-sweep` itself (two workers) on the shipped v1 toy base, with a profile of its own: the base model and three trained methods,
-3 seeds, 4 steps at a learning rate of 1e-2 (100 x the toy profile's), which the `toy_pattern` critic (a bright
-top-left corner, which no prompt asks for) turns into reward hacking: its critic reward rises over the base's while
-the exact evaluator's score collapses. toy_oracle's method is compared with its own step-0 evaluation (the base
-was scored by toy_pattern). About a minute on two cores. A screenshot of the page is written to
+The sweep is `tvrl-sweep` itself (two workers) on the shipped v1 toy base, with a profile of its own: the base model
+and two trained methods, one per router, 3 seeds (9 trials), 4 steps at a learning rate of 1e-2 (100 x the toy
+profile's), which the `toy_pattern` critic (a bright top-left corner, which no prompt asks for) turns into reward
+hacking with window credit: its critic reward rises over the base's while the exact evaluator's score collapses.
+toy_oracle's method (uniform credit) is compared with its own step-0 evaluation (the base was scored by
+toy_pattern) and not flagged. About a minute on two cores. A screenshot of the page is written to
 $TVRL_TEST_ARTIFACTS (else the test's tmp folder) as study_page.png.
 """
 
@@ -24,6 +25,7 @@ from tests.training.conftest import FAST
 pytestmark = pytest.mark.integration
 
 HACKER = "toy_pattern-window3"
+CONTROL = "toy_oracle-uniform"  # an honest critic, the other router
 
 
 # The study's own profile (the toy profile's first regime, written out so the test does not follow the default
@@ -54,7 +56,8 @@ def write_study(folder: Path) -> Path:
                 "training.trial.eval_every = 2", "training.trial.log_media_every = 2", "training.trial.eval_prompts = 6"]
     lines = ["sweeps.study.name = 'page'", f"sweeps.study.profile = '{folder / 'page_profile.gin'}'",
              "sweeps.study.axes = {'credit': ['window3', 'uniform'], 'reward': ['toy_pattern', 'toy_oracle']}",
-             "sweeps.study.exclude = [{'credit': 'uniform', 'reward': 'toy_oracle'}]",
+             "sweeps.study.exclude = [{'credit': 'uniform', 'reward': 'toy_pattern'}, "
+             "{'credit': 'window3', 'reward': 'toy_oracle'}]",
              "sweeps.study.seeds = [0, 1, 2]", "sweeps.study.base = True", "sweeps.study.tables = ['credit']",
              "sweeps.study.bindings = [", *[f"    {b!r}," for b in bindings], "]"]
     path = folder / "page.gin"
@@ -81,10 +84,11 @@ def test_the_sweep_ends_with_the_page_and_the_flag_before_the_mlflow_links(swept
     assert lines[at + 1].startswith(f"  reward hacking? {HACKER}: critic Δ +")
     assert lines[at + 2].startswith("MLflow UI")  # the links stay last
     rows = {r["method"]: r for r in csv.DictReader(open(folder / "page_hacking.csv", newline=""))}
-    assert set(rows) == {"toy_oracle-window3", "toy_pattern-uniform", HACKER}
+    assert set(rows) == {CONTROL, HACKER}
     assert rows[HACKER]["flagged"] == "1" and float(rows[HACKER]["gap_ci_low"]) > 0
-    assert rows["toy_oracle-window3"]["baseline"] == "its own step-0 evaluation"
-    assert rows["toy_oracle-window3"]["flagged"] == "0"
+    assert rows[HACKER]["baseline"] == "the base model"
+    assert rows[CONTROL]["baseline"] == "its own step-0 evaluation"
+    assert rows[CONTROL]["flagged"] == "0"
 
 
 @pytest.mark.timeout(2400)  # a fresh machine installs Chromium first
@@ -117,7 +121,7 @@ def test_the_page_opens_from_disk_in_chromium(swept, tmp_path):
             page.locator("#videos .prompt").first.scroll_into_view_if_needed()
             page.wait_for_function(
                 """() => [...document.querySelectorAll('#videos .prompt')[0].querySelectorAll('video')]
-                        .filter(v => v.readyState >= 2 && !v.paused).length >= 4""", timeout=15_000)
+                        .filter(v => v.readyState >= 2 && !v.paused).length >= 3""", timeout=15_000)
             first = page.evaluate("""() => [...document.querySelectorAll('#videos .prompt')[0]
                 .querySelectorAll('figure.sample')].map(f => [f.dataset.method, f.querySelector('video').currentTime])""")
             page.wait_for_timeout(700)
@@ -125,24 +129,24 @@ def test_the_page_opens_from_disk_in_chromium(swept, tmp_path):
                 .querySelectorAll('figure.sample')].map(f => [f.dataset.method, f.querySelector('video').currentTime,
                                                              f.querySelector('video').videoWidth])""")
             methods = [m for m, _ in first]
-            assert methods == ["base", "toy_oracle-window3", "toy_pattern-uniform", HACKER]
+            assert methods == ["base", CONTROL, HACKER]
             moved = [m for (m, t0), (_, t1, width) in zip(first, later) if t1 != t0 and width > 0]
             assert len(moved) >= 2, (first, later)
             verdicts = page.evaluate("""() => [...document.querySelectorAll('#videos .prompt')[0]
                 .querySelectorAll('figure.sample')].map(f => f.querySelectorAll('ul.verdicts li').length)""")
-            assert len(verdicts) == 4 and min(verdicts) >= 1  # the evaluator's verdict per check under each video
+            assert len(verdicts) == 3 and min(verdicts) >= 1  # the evaluator's verdict per check under each video
 
             # one credit map per trained method, both routers, every image decoded
             maps = page.evaluate("""() => [...document.querySelectorAll('figure.credit-map')].map(f => [
                 f.dataset.method, f.querySelector('figcaption').innerText, f.querySelector('img').complete,
                 f.querySelector('img').naturalWidth])""")
-            assert [m[0] for m in maps] == ["toy_oracle-window3", "toy_pattern-uniform", HACKER]
+            assert [m[0] for m in maps] == [CONTROL, HACKER]
             assert all(complete and width > 100 for _, _, complete, width in maps)
             assert any("router uniform" in caption for _, caption, _, _ in maps)
             assert any("router window3" in caption for _, caption, _, _ in maps)
 
             # the probability of improvement table
-            assert page.eval_on_selector_all("#improvement-table tbody tr", "rs => rs.length") == 6
+            assert page.eval_on_selector_all("#improvement-table tbody tr", "rs => rs.length") == 3  # the pairs
             page.screenshot(path=str(artifacts_dir(tmp_path) / "study_page.png"), full_page=True)
         finally:
             browser.close()
