@@ -53,6 +53,8 @@ SMOKE_ARGS: dict[str, list[str]] = {
     "diagnostics/screen_gradients.py": ["--batches", "2", "--reference_rollouts", "4", *PROFILE],
     "diagnostics/screen_locality.py": ["--steps", "1", *PROFILE],
     "diagnostics/screen_noise.py": ["--seeds", "0", "--steps", "1", "--factor", "2", "--prompts", "6", *PROFILE],
+    "diagnostics/staged_simulation.py": ["--studies", "50", "--permutations", "200", "--differences", "0", "8",
+                                         "--out", "{tmp}/staged.png"],
 }
 
 
@@ -77,6 +79,7 @@ BAD_ARGS: dict[str, tuple[list[str], str]] = {
     "diagnostics/screen_gradients.py": (["--batches", "1"], "--batches 1: give 2 or more"),
     "diagnostics/screen_locality.py": (["--local", "0"], "--local 0.0: give a fraction in (0, 1]"),
     "diagnostics/screen_noise.py": (["--factor", "1"], "--factor 1: give 2 or more"),
+    "diagnostics/staged_simulation.py": (["--studies", "10"], "--studies 10: give 50 or more"),
 }
 CONFIG_SCRIPTS = ["benchmarks/step.py", "benchmarks/sweep.py", "diagnostics/ascent.py", "diagnostics/calibration.py",
                   "diagnostics/chain_linearity.py", "diagnostics/credit_concentration.py", "diagnostics/distill_ceiling.py",

@@ -87,6 +87,23 @@ def test_a_preset_binding_of_the_other_world_is_refused_unless_it_is_the_default
                                                                                                   "preset that binds it")
 
 
+def test_a_shipped_preset_named_as_a_file_is_a_preset_too(tmp_path):
+    # a sweep names each axis preset on the command line (sweeps/rewards.gin: reward toy_oracle): its default-valued
+    # sprite binding is accepted as when the profile includes it; the same binding in the user's own file is not
+    check_values(load_config([SLOTS, "components/rewards/toy_oracle.gin"], []))
+    own = tmp_path / "mine.gin"
+    own.write_text("rewards.toy_oracle.difficulty = 'default'\n")
+    message = refusal_of([SLOTS, str(own)])
+    assert message.startswith(f"{own}:1: rewards.toy_oracle.difficulty = 'default' acts on sprite-world checks only")
+
+
+def refusal_of(files: list[str]) -> str:
+    loaded = load_config(files, [])
+    with pytest.raises(ConfigError) as caught:
+        check_values(loaded)
+    return str(caught.value)
+
+
 def test_a_checkpoint_that_does_not_say_its_world_is_not_checked(tmp_path, tiny_policy_path):
     check_values(load_config([SLOTS], [f"policies.toy.path = '{tiny_policy_path}'",
                                        "include 'components/rewards/toy_learned.gin'"]))
