@@ -6,10 +6,10 @@ noise of generating those few videos, not of training: the untrained base itself
 evaluation shrinks that part without rerunning any training.
 
 The wider set is the toy dataset's eval split drawn with n_eval = `prompts`, minus every scene the trial trained
-on (the default world has about 1,340 distinct scenes and a trial trains on 512 of them, so asking for 1,000 keeps
-594). Eval prompts are drawn first from the dataset's seed, so the wider set starts with the trial's own eval
-prompts in order, and it is generated with the trial's evaluation noise: its first `eval_prompts` videos are the
-trial's own final evaluation, bit for bit (`TrialScores.own`).
+on (a trial trains on 512 scenes, so asking for 1,000 keeps about 626 on the slot world of 1,296 scenes, the default
+regime's, and 594 on the sprite world of 1,344). Eval prompts are drawn first from the dataset's seed, so the wider
+set starts with the trial's own eval prompts in order, and it is generated with the trial's evaluation noise: its
+first `eval_prompts` videos are the trial's own final evaluation, bit for bit (`TrialScores.own`).
 
 `log_scores` records the wider scores in each trial's MLflow run as `wide_eval/<metric>` (the evaluator's metrics
 and `critic_reward`, at the trial's final step) with the tag `tvrl.wide_eval_prompts`, so that a table definition
