@@ -145,3 +145,12 @@ def test_presets_build_on_the_toy_profile(preset, aggregate, weights):
     gin.clear_config()
     assert isinstance(reward, CombinedReward) and reward.aggregate == aggregate and reward.weights == weights
     assert reward.credit_from == "toy_oracle" and reward.critics()["toy_oracle"].score_space == "prob"
+    assert reward.score_space == "prob"  # weights summing to 1 over p(Yes) critics: a yes-probability too
+
+
+def test_a_sum_that_is_not_a_probability_stays_a_score():
+    both = {"toy_oracle": ToyOracle(score="prob"), "toy_verdicts": ToyVerdicts()}
+    assert CombinedReward(both, weights={"toy_oracle": 1.0, "toy_verdicts": 1.0},
+                          credit_from="toy_oracle").score_space == "score"
+    assert CombinedReward({"toy_oracle": ToyOracle(score="log_prob"), "toy_verdicts": ToyVerdicts()},
+                          weights={"toy_oracle": 0.5, "toy_verdicts": 0.5}, credit_from="toy_oracle").score_space == "score"

@@ -17,6 +17,8 @@ from typing import Any, Callable
 import pytest
 import torch
 
+from tests.rewards import test_toy_qwen_slots as tqs
+from tests.rewards import test_toy_scorer_slots as tss
 from tests.rewards import test_unifiedreward2 as ur2
 from tests.rewards import test_videoalign as va
 from tests.rewards import test_videoscore2 as vs2
@@ -34,6 +36,18 @@ class Case:
 
 
 CASES = {
+    "toy_qwen_slots": Case(
+        save=lambda folder: tqs.save_tiny(folder / "toy_qwen_slots"),
+        build=tqs._critic,
+        prompts=("p one", "p two", "p three"),
+        questions=("Is the top left object red?", "Is the bottom right object cyan?", "Is the top right object blue?"),
+    ),
+    "toy_scorer_slots": Case(
+        save=lambda folder: tss.save_tiny(folder / "toy_scorer_slots"),
+        build=tss._critic,
+        prompts=tuple(tss.PROMPTS) + (tss.PROMPTS[0],),
+        questions=("TA", "TA", "TA"),
+    ),
     "unifiedreward2": Case(
         save=lambda folder: str(tiny_qwen.save_tiny_qwen(folder / "qwen2_5_vl", "qwen2_5_vl", seed=2)),
         build=ur2._critic,

@@ -25,6 +25,8 @@ from typing import Any
 
 import torch
 
+from tvrl_bench.recipes.slot_qwen_build import byte_symbols
+
 KINDS = ("qwen3_5", "qwen3_vl", "qwen2_5_vl", "qwen2_vl")
 
 SPECIAL_TOKENS = (
@@ -90,25 +92,12 @@ CHAT_TEMPLATES = {
 }
 
 
-def _byte_symbols() -> dict[int, str]:
-    """Byte -> printable symbol of byte-level BPE (bytes that print keep their character, others shift up)."""
-    printable = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
-    symbols, shift = {}, 0
-    for b in range(256):
-        if b in printable:
-            symbols[b] = chr(b)
-        else:
-            symbols[b] = chr(256 + shift)
-            shift += 1
-    return symbols
-
-
 def build_tokenizer(kind: str = "qwen2_5_vl") -> Any:
     """A real byte-level BPE tokenizer of the Qwen classes, with Qwen's special tokens and a chat template."""
     from transformers import Qwen2Tokenizer
     from transformers.models.qwen3_5.tokenization_qwen3_5 import Qwen3_5Tokenizer
 
-    symbols = _byte_symbols()
+    symbols = byte_symbols()
     vocab = {symbols[b]: b for b in range(256)}
     for left, right in MERGES:
         vocab[left + right] = len(vocab)

@@ -30,6 +30,10 @@ class Reward(nn.Module, ABC):
     # What a score is: "log_prob" (log p(Yes), the answer-likelihood critics), "prob" (p(Yes)) or "score" (a head's
     # or a rating's value, not a probability).
     score_space: str = "log_prob"
+    # For a "score" critic whose scores are a 0-1 share by training (a scalar scorer fitted to the evaluator's
+    # overall): (0.0, 1.0), so that its scores read on the same 0-1 scale as a yes-probability
+    # (evaluators/critic_quality.py `yes_probability`); None where a score has no such reading.
+    score_range: tuple[float, float] | None = None
 
     # Where the critic can give gradient maps: "pixels" (d score / d video, every critic) and, for critics that
     # implement `score_with_maps`, "critic" (d score / d the critic's own input patches, [B, K, Tc, Hc, Wc]).

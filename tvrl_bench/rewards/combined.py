@@ -148,6 +148,10 @@ class CombinedReward(Reward):
         credit = critics[credit_from]
         self.uses_checks, self.score_names = credit.uses_checks, credit.score_names
         self.grad_spaces = credit.grad_spaces
+        # A weighted mean of yes-probabilities (every weighted critic scores p(Yes), weights summing to 1) is one too.
+        summed = sum(w for w in self.weights.values() if w != 0)
+        if all(critics[n].score_space == "prob" for n in weighted) and abs(summed - 1.0) < 1e-9:
+            self.score_space = "prob"
         self.freeze()
 
     def critics(self) -> dict[str, Reward]:

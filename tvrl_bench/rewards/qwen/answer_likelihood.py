@@ -104,6 +104,7 @@ class QwenVLAnswerLikelihood(Reward):
             raise ConfigError(f"rewards.qwen_vl.answer={answer!r} has no tokens; give the answer word, e.g. "
                               "rewards.qwen_vl.answer = 'Yes'")
         self.score_type = score_type
+        self.score_space = score_type  # "log_prob" or "prob": what a score is (rewards/base.py)
         self.question_template = question_template
         self.system_prompt = system_prompt
         self.video_fps = float(self.inputs.video_fps)
