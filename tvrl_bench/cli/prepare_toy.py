@@ -1,8 +1,9 @@
-"""`tvrl-bench prepare-toy`: rebuild the shipped toy checkpoints (policy, learned critic) from a seed.
+"""`tvrl-bench prepare-toy`: rebuild the shipped toy checkpoints (policy, learned critics) from a seed.
 
-The toy policy's recipe is tvrl_bench.recipes.pretrain_policy.pretrain_policy; the learned critic's is
-tvrl_bench.recipes.pretrain_critic.pretrain_critic. Both take (out_dir, seed, steps, progress) and return a summary
-dict. They write to `--out` (default ./toy_checkpoints/{toy_policy,toy_learned}); the shipped checkpoints in
+The toy policy's recipe is tvrl_bench.recipes.pretrain_policy.pretrain_policy; the sprite world's learned critic's
+tvrl_bench.recipes.pretrain_critic.pretrain_critic, the slot world's critics' pretrain_slot_critic and
+pretrain_slot_scorer (which critics: cli/prepare_toy_critics.py). Each takes (out_dir, seed, steps, progress) and
+returns a summary dict. They write to `--out` (default ./toy_checkpoints/<name>); the shipped checkpoints in
 tvrl_bench/assets/ are replaced only with `--overwrite-assets`. Nothing is lost either way: each checkpoint is
 built in a scratch folder beside its target and swapped in when complete, and a target that already held files
 is first moved to `<target>.backup-<time>`.
@@ -19,17 +20,23 @@ from typing import Any
 
 from tvrl_bench.cli.common import set_torch_threads
 from tvrl_bench.cli.errors import UserError
+from tvrl_bench.cli.prepare_toy_critics import CRITIC_WORLDS, chosen_critics, critic_builder, policy_recipe
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 DEFAULT_OUT = Path("toy_checkpoints")
-FOLDERS = {"policy": "toy_policy", "critic": "toy_learned"}  # where policies.toy and rewards.toy_learned look
-BINDINGS = {"policy": "policies.toy.path", "critic": "rewards.toy_learned.path"}
 
 
 def folder_of(name: str, recipe: str) -> str:
-    """The checkpoint folder's name: the policy of recipe v1 is `toy_policy`, of another recipe `toy_policy_<recipe>`
-    (so `--overwrite-assets` writes where `policies.toy.base` finds it)."""
-    return FOLDERS[name] if name != "policy" or recipe == "v1" else f"{FOLDERS[name]}_{recipe}"
+    """The checkpoint folder's name: a critic's is its name; the policy of recipe v1 is `toy_policy`, of another
+    recipe `toy_policy_<recipe>` (so `--overwrite-assets` writes where `policies.toy.base` finds it)."""
+    if name != "policy":
+        return name
+    return "toy_policy" if recipe == "v1" else f"toy_policy_{recipe}"
+
+
+def binding_of(name: str) -> str:
+    """The gin parameter that points a trial at a built checkpoint."""
+    return "policies.toy.path" if name == "policy" else f"rewards.{name}.path"
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -41,13 +48,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "the same weights). The policy: a tiny HunyuanVideo-1.5 transformer trained by flow matching, about "
             "35 CPU-minutes for recipe v1 (6,000 steps), 65 CPU-minutes for v2 (10,000 steps) and about 2 CPU-hours for "
             "v2_18k (18,000 steps), a few CPU-minutes for the fine-tuned v2_noisy_captions, on one thread (see "
-            "docs/toy/policy.md). The critic: the learned toy critic (toy_learned)."
+            "docs/toy/policy.md). The critics: the sprite world's toy_learned (about 11 CPU-minutes), or with a slot "
+            "recipe (--recipe slots) the slot world's toy_qwen_slots, toy_qwen_slots_weak, toy_qwen_slots_shortcut "
+            "and toy_scorer_slots (docs/toy/critics.md)."
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     parser.add_argument(
         "--what", choices=("policy", "critic", "all"), default="all",
-        help="which checkpoint to rebuild: the toy policy, the learned toy critic, or both (policy first)",
+        help="which checkpoints to rebuild: the toy policy, the learned critics of the recipe's world (--critic: "
+        "one of them), or both (policy first)",
+    )
+    parser.add_argument(
+        "--critic", default=None, choices=sorted(CRITIC_WORLDS),
+        help="build this critic only (default: every critic of --recipe's world; the sprite world's toy_learned "
+        "without --recipe); a critic of the other world than --recipe's is refused",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of initialisation, data, noise and validation prompts")
     parser.add_argument(
@@ -56,9 +71,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--out", type=Path, default=None,
-        help=f"parent folder; the policy goes to OUT/toy_policy and the critic to OUT/toy_learned (default: "
-        f"./{DEFAULT_OUT}; use them with `policies.toy.path = 'OUT/toy_policy'` or "
-        "`rewards.toy_learned.path = 'OUT/toy_learned'`). An existing checkpoint there is kept as a backup",
+        help=f"parent folder; the policy goes to OUT/toy_policy (OUT/toy_policy_<recipe>) and each critic to "
+        f"OUT/<critic> (default: ./{DEFAULT_OUT}; use them with `policies.toy.path = 'OUT/toy_policy'` or "
+        "`rewards.<critic>.path = 'OUT/<critic>'`). An existing checkpoint there is kept as a backup",
     )
     parser.add_argument(
         "--overwrite-assets", action="store_true",
@@ -75,11 +90,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "(default: the recipe's 64; fewer is faster and noisier)",
     )
     parser.add_argument(
-        "--recipe", default="v1",
-        help="policy only: the named pretraining recipe (tvrl_bench.recipes.pretrain_policy.RECIPES): v1 the first "
+        "--recipe", default=None,
+        help="the policy's named pretraining recipe (default v1; tvrl_bench.recipes.pretrain_policy.RECIPES), whose "
+        "world also picks the critics: v1 the first "
         "toy base (2-frame tokens, velocity loss), v2 4-frame tokens with a 1/sigma-weighted x0 loss (10,000 steps), "
         "v2_18k the same for 18,000 steps (about 2 CPU-hours), v2_noisy_captions v2_18k fine-tuned 1,500 steps on "
-        "captions that name a wrong sprite colour 80%% of the time (the toy profile's base; needs v2_18k shipped)",
+        "captions that name a wrong sprite colour 80%% of the time (needs v2_18k shipped); slots_clean and slots "
+        "the slot world's bases (slots, the default profile's, needs slots_clean shipped)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars (the validation log lines stay)")
     parser.set_defaults(run=run)
@@ -111,23 +128,25 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--eval-prompts must be in 1..64 (the datasets.toy eval set), got {args.eval_prompts}")
     from tvrl_bench.recipes.pretrain_policy import RECIPES
 
-    if args.recipe not in RECIPES:
+    if args.recipe is not None and args.recipe not in RECIPES:
         raise UserError(f"--recipe {args.recipe!r} is not a recipe; choose one of {', '.join(RECIPES)}")
+    critics = chosen_critics(args)
+    recipe = policy_recipe(args)
     root = _target_root(args)
     set_torch_threads(args.threads)
-    what = ["policy", "critic"] if args.what == "all" else [args.what]
+    what = (["policy"] if args.what in ("policy", "all") else []) + critics
     started = time.perf_counter()
     lines = []
     for name in what:
-        out_dir = root / folder_of(name, args.recipe)
-        print(f"prepare-toy: building the toy {name} (seed {args.seed}, "
+        out_dir = root / folder_of(name, recipe)
+        print(f"prepare-toy: building {'the toy policy' if name == 'policy' else name} (seed {args.seed}, "
               f"{'recipe default' if args.steps is None else args.steps} steps) -> {out_dir}", flush=True)
         t0 = time.perf_counter()
-        summary, backup = build_into(out_dir, lambda scratch, name=name: _build(name, scratch, args))
+        summary, backup = build_into(out_dir, lambda scratch, name=name: _build(name, scratch, args, recipe))
         kept = f"; the previous one is kept in {backup}" if backup else ""
         lines.append(f"{name} -> {out_dir} in {_minutes(time.perf_counter() - t0)}: {describe(summary)}{kept}")
     if root != ASSETS:
-        uses = " ".join(f"\"{BINDINGS[n]} = '{root / folder_of(n, args.recipe)}'\"" for n in what)
+        uses = " ".join(f"\"{binding_of(n)} = '{root / folder_of(n, recipe)}'\"" for n in what)
         print(f"prepare-toy: use them in a trial with --gin_bindings {uses}")
     print(f"prepare-toy done in {_minutes(time.perf_counter() - started)}")
     for line in lines:
@@ -160,25 +179,18 @@ def build_into(target: Path, build) -> tuple[dict[str, Any], Path | None]:
     return summary, backup
 
 
-def _build(name: str, out_dir: Path, args: argparse.Namespace) -> dict[str, Any]:
+def _build(name: str, out_dir: Path, args: argparse.Namespace, recipe_name: str) -> dict[str, Any]:
     progress = not args.no_progress
     if name == "policy":
         from dataclasses import replace
 
         from tvrl_bench.recipes.pretrain_policy import RECIPES, pretrain_policy
 
-        recipe = RECIPES[args.recipe]
+        recipe = RECIPES[recipe_name]
         if args.eval_prompts is not None:
             recipe = replace(recipe, n_val=args.eval_prompts, n_eval=args.eval_prompts)
         return pretrain_policy(out_dir, seed=args.seed, steps=args.steps, progress=progress, recipe=recipe)
-    try:
-        from tvrl_bench.recipes.pretrain_critic import pretrain_critic
-    except ImportError as exc:
-        raise UserError(
-            f"--what {args.what}: the learned critic's recipe (tvrl_bench.recipes.pretrain_critic) cannot be "
-            f"imported ({exc}); build the policy alone with --what policy"
-        ) from None
-    return pretrain_critic(out_dir, seed=args.seed, steps=args.steps, progress=progress)
+    return critic_builder(name)(out_dir, seed=args.seed, steps=args.steps, progress=progress)
 
 
 def describe(summary: dict[str, Any]) -> str:
@@ -186,7 +198,7 @@ def describe(summary: dict[str, Any]) -> str:
     accuracies), then its steps and CPU time."""
     scores = summary.get("eval", {}).get("scores") if isinstance(summary.get("eval"), dict) else None
     if scores is None:
-        scores = summary.get("validation_accuracy", {})
+        scores = summary.get("validation_accuracy", summary.get("measures", {}))
     parts = [f"{k} {v:.3f}" for k, v in scores.items() if isinstance(v, (int, float))]
     extra = []
     if "steps" in summary:
