@@ -21,6 +21,7 @@ SUBCOMMANDS = [
     "tvrl_bench.cli.vbench2",
     "tvrl_bench.cli.decompose",
     "tvrl_bench.cli.prepare_toy",
+    "tvrl_bench.cli.critic_card",
     "tvrl_bench.cli.annotate",
     "tvrl_bench.cli.wide_eval",
     "tvrl_bench.cli.record",

@@ -1,0 +1,76 @@
+"""`tvrl-bench critic-card`: a small card end to end, its help, and its one-line refusals."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+import torch
+
+from tvrl_bench.cli.main import build_parser, main
+
+
+def _checkpoint(folder):
+    """A trial checkpoint of the slot base whose parameters are nudged (a 'trained' policy)."""
+    import gin
+
+    from tvrl_bench.config import load_config
+    from tvrl_bench.training.checkpoint import CheckpointDir
+    from tvrl_bench.training.trial.build import build_settings
+
+    try:
+        policy = build_settings(load_config(["components/profiles/toy.gin"])).policy
+    finally:
+        gin.clear_config()
+    params = {str(i): p.detach().clone() for i, p in enumerate(policy.trainable_parameters())}
+    optimizer = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+    CheckpointDir(folder).save(1, None, params, optimizer, {})
+    return folder
+
+
+def test_a_small_card_writes_its_table_and_csv(tmp_path, capsys):
+    out = tmp_path / "card.csv"
+    trained = _checkpoint(tmp_path / "ckpt")
+    code = main(["critic-card", "components/rewards/toy_oracle.gin", "components/rewards/toy_verdicts.gin",
+                 "--trained", str(trained), "--seeds", "0", "--prompts", "2", "--group", "2", "--timing-videos", "2",
+                 "--csv", str(out), "--no-progress"])
+    text = capsys.readouterr().out
+    assert code == 0
+    rows = list(csv.DictReader(out.open()))
+    assert [(r["critic"], r["policy"]) for r in rows] == [("toy_oracle", "base"), ("toy_oracle", "trained"),
+                                                         ("toy_verdicts", "base"), ("toy_verdicts", "trained")]
+    oracle = rows[0]
+    assert float(oracle["agreement"]) >= 0.75 and 0 <= float(oracle["locality"]) <= 1
+    assert float(oracle["locality_baseline"]) == 0.25 and float(oracle["seconds_per_video"]) > 0
+    assert "agreement_top_left" in oracle
+    verdicts = rows[2]  # the evaluator's own verdicts agree with it exactly; credit from toy_oracle's maps
+    assert float(verdicts["agreement"]) == 1.0 and float(verdicts["ece"]) == 0.0
+    assert "| toy_oracle |" in text and "| toy_verdicts |" in text and text.count("\n|") >= 3
+
+
+def test_help_explains_every_flag():
+    parser = build_parser()
+    sub = next(a for a in parser._subparsers._group_actions).choices["critic-card"]
+    flags = [a for a in sub._actions if a.option_strings and a.dest not in ("help",)]
+    assert {f.dest for f in flags} >= {"profile", "trained", "seeds", "prompts", "group", "timing_videos", "csv",
+                                       "no_progress"}
+    assert all(f.help and len(f.help) > 15 for f in flags)
+
+
+@pytest.mark.parametrize("flags, words", [
+    (["components/rewards/nothing.gin"], "no such file"),
+    (["components/rewards/toy_oracle.gin", "--prompts", "0"], "--prompts must be >= 1"),
+    (["components/rewards/toy_oracle.gin", "--trained", "/nonexistent"], "no state.pt there"),
+])
+def test_bad_input_is_one_line_exit_2(tmp_path, capsys, flags, words):
+    assert main(["critic-card", *flags, "--csv", str(tmp_path / "c.csv"), "--no-progress"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("tvrl-bench critic-card: error:") and words in line, line
+
+
+def test_a_critic_of_another_world_is_one_line_exit_2(tmp_path, capsys):
+    code = main(["critic-card", "components/rewards/toy_qwen_slots.gin", "--profile", "components/profiles/toy_v3.gin",
+                 "--seeds", "0", "--prompts", "1", "--group", "1", "--csv", str(tmp_path / "c.csv"), "--no-progress"])
+    assert code == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "toy_qwen_slots" in line and "slot" in line and "sprite" in line, line

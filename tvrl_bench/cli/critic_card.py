@@ -1,0 +1,179 @@
+"""`tvrl-bench critic-card`: each critic's quality against the exact evaluator, on a base's and a trained policy's
+rollouts: agreement per check, calibration (ECE), map locality and seconds per video (cli/critic_card_measure.py
+defines each). Prints a markdown table (one row per critic) and writes a CSV (one row per critic and rollout set,
+with the agreement per slot).
+
+    tvrl-bench critic-card [PRESET.gin ...] [--trained RUN_CHECKPOINT] [--seeds 0 1] [--csv critic_card.csv]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+from pathlib import Path
+
+from tvrl_bench.cli.errors import UserError
+
+DEFAULT_CRITICS = ("components/rewards/toy_oracle.gin", "components/rewards/toy_verdicts.gin",
+                   "components/rewards/toy_qwen_slots.gin", "components/rewards/toy_qwen_slots_weak.gin",
+                   "components/rewards/toy_qwen_slots_shortcut.gin", "components/rewards/toy_scorer_slots.gin")
+COLUMNS = ("critic", "policy", "seed", "videos", "checks", "evaluator_mean", "critic_mean", "agreement", "ranking",
+           "ece", "locality", "locality_baseline", "seconds_per_video")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "critic-card", help="measure critics against the exact evaluator: agreement, calibration, locality, speed",
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("critics", nargs="*", default=list(DEFAULT_CRITICS),
+                        help="critic presets (components/rewards/*.gin), each included after --profile")
+    parser.add_argument("--profile", default="components/profiles/toy.gin",
+                        help="the trial profile whose policy, sampler, dataset and evaluator the card uses")
+    parser.add_argument("--trained", type=Path, default=None,
+                        help="a trial's checkpoint folder (holding state.pt, e.g. OUT/runs/<trial>): its trained "
+                        "policy's rollouts are measured too")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1],
+                        help="rollout noise seeds; each seed samples --prompts x --group rollouts of each policy")
+    parser.add_argument("--prompts", type=int, default=48, help="training prompts sampled per seed")
+    parser.add_argument("--group", type=int, default=4, help="rollouts per prompt (as a trial's group)")
+    parser.add_argument("--timing-videos", type=int, default=32,
+                        help="videos timed for seconds per video (one forward and input gradient of all checks)")
+    parser.add_argument("--csv", type=Path, default=Path("critic_card.csv"), help="where the CSV goes")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar (one line per critic instead)")
+    parser.set_defaults(run=run)
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    for flag, value in (("--prompts", args.prompts), ("--group", args.group), ("--timing-videos", args.timing_videos)):
+        if value < 1:
+            raise UserError(f"{flag} must be >= 1, got {value}")
+    for preset in args.critics:
+        if not Path(preset).is_file():
+            raise UserError(f"critic preset {preset}: no such file; name a file of components/rewards/")
+    if args.trained is not None and not (args.trained / "state.pt").is_file():
+        raise UserError(f"--trained {args.trained}: no state.pt there; pass a trial's checkpoint folder (the one "
+                        "holding state.pt and trial.json, under the trial's --out runs/)")
+    if args.csv.is_dir():
+        raise UserError(f"--csv {args.csv} is a folder; name a file, e.g. --csv critic_card.csv")
+
+
+def _settings(profile: str, preset: str | None):
+    import gin
+
+    from tvrl_bench.config import load_config
+    from tvrl_bench.training.trial.build import build_settings
+    from tvrl_bench.training.trial.checks import check_values
+
+    try:
+        loaded = load_config([profile] + ([preset] if preset else []))
+        check_values(loaded)  # as a trial: a critic of another world than the profile's is refused here
+        return build_settings(loaded)
+    finally:
+        gin.clear_config()
+
+
+def _check_world(name: str, reward, world: str, profile: str) -> None:
+    from tvrl_bench.world.declaration import served_worlds
+
+    worlds = served_worlds(reward)
+    if worlds is not None and world not in worlds:
+        raise UserError(f"critic {name} ({type(reward).__name__}) was trained on the {' / '.join(worlds)} world, but "
+                        f"{profile} is the {world} world; card it with a profile of its world, or drop it")
+
+
+def rollout_sets(args: argparse.Namespace):
+    """The base's rollouts for every seed, then the trained policy's (with --trained)."""
+    import torch
+
+    from tvrl_bench.cli.critic_card_measure import sample_set
+    from tvrl_bench.training.checkpoint import CheckpointDir
+    from tvrl_bench.training.parallel.sharded_state import load_parameters
+
+    settings = _settings(args.profile, None)
+    sets = [sample_set(settings, "base", seed, args.prompts, args.group) for seed in args.seeds]
+    if args.trained is not None:
+        saved = CheckpointDir(args.trained).load()
+        if saved is None:
+            raise UserError(f"--trained {args.trained}: its checkpoint holds no trained parameters")
+        with torch.no_grad():
+            load_parameters(settings.policy.trainable_parameters(), saved["parameters"])
+        sets += [sample_set(settings, "trained", seed, args.prompts, args.group) for seed in args.seeds]
+    return sets
+
+
+def run(args: argparse.Namespace) -> int:
+    _check_args(args)
+    from tvrl_bench.cli.common import set_torch_threads
+    from tvrl_bench.cli.critic_card_measure import measure, seconds_per_video
+    from tvrl_bench.world.checks import parse_check
+    from tvrl_bench.world.declaration import world_of_check
+
+    set_torch_threads(1)
+    sets = rollout_sets(args)
+    world = world_of_check(parse_check(sets[0].checks[0][0]))
+    rows = []
+    bar = None if args.no_progress else _bar(len(args.critics))
+    for preset in args.critics:
+        name = Path(preset).stem
+        reward = _settings(args.profile, preset).reward
+        _check_world(name, reward, world, args.profile)
+        speed = seconds_per_video(reward, sets[0], args.timing_videos)
+        for s in sets:
+            rows.append({"critic": name, "policy": s.policy, "seed": s.seed, "videos": len(s.prompts),
+                         "checks": int(s.mask.sum()), "seconds_per_video": speed, **measure(reward, s)})
+        if bar is not None:
+            bar.update(1)
+        else:
+            print(f"critic-card: {name} measured", flush=True)
+    if bar is not None:
+        bar.close()
+    write_csv(args.csv, rows)
+    print(markdown(rows))
+    print(f"critic-card: {len(rows)} rows written to {args.csv}")
+    return 0
+
+
+def _bar(total: int):
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="critics", unit="critic")
+
+
+def write_csv(path: Path, rows: list[dict]) -> None:
+    """Every row, the card's columns first, then the per-slot agreements."""
+    extra = sorted({k for r in rows for k in r} - set(COLUMNS))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=[*COLUMNS, *extra])
+        writer.writeheader()
+        for r in rows:
+            writer.writerow({k: (f"{v:.4f}" if isinstance(v, float) else v) for k, v in r.items()})
+
+
+def markdown(rows: list[dict]) -> str:
+    """One line per critic: agreement per base seed and on the trained policy, ECE and locality on the base, the
+    critic's 0-1 mean against the evaluator's on the base and trained policy, seconds per video."""
+    def cell(values: list[float], digits: int = 3) -> str:
+        values = [v for v in values if not math.isnan(v)]
+        return " / ".join(f"{v:.{digits}f}" for v in values) if values else "n/a"
+
+    lines = ["| critic | agreement, base (per seed) | agreement, trained | ECE, base | locality, base (uniform) | "
+             "critic / evaluator mean, base | critic / evaluator mean, trained | s / video |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name in dict.fromkeys(r["critic"] for r in rows):
+        base = [r for r in rows if r["critic"] == name and r["policy"] == "base"]
+        trained = [r for r in rows if r["critic"] == name and r["policy"] == "trained"]
+
+        def mean(rs: list[dict], key: str) -> float:
+            values = [r[key] for r in rs if not math.isnan(r[key])]
+            return sum(values) / len(values) if values else float("nan")
+
+        locality = cell([mean(base, "locality")])
+        if locality != "n/a":
+            locality += f" ({mean(base, 'locality_baseline'):.2f})"
+        lines.append(
+            f"| {name} | {cell([r['agreement'] for r in base])} | {cell([mean(trained, 'agreement')])} | "
+            f"{cell([mean(base, 'ece')])} | {locality} | {cell([mean(base, 'critic_mean'), mean(base, 'evaluator_mean')])} | "
+            f"{cell([mean(trained, 'critic_mean'), mean(trained, 'evaluator_mean')])} | {base[0]['seconds_per_video']:.4f} |")
+    return "\n".join(lines)
