@@ -33,6 +33,7 @@ PROFILE = ["--profile", "components/profiles/toy_v1.gin", "--gin_bindings", *SMA
 
 SMOKE_ARGS: dict[str, list[str]] = {
     "benchmarks/cli_start.py": ["--repeats", "1"],
+    "benchmarks/critics.py": ["components/rewards/toy_qwen_slots.gin", "--steps", "1"],
     "benchmarks/gpu_smoke.py": ["--steps", "1", "--allow-cpu"],
     "benchmarks/report.py": ["--root", "{tmp}/report", "--repeats", "1", "--runs", "48"],
     "benchmarks/study_page.py": ["--root", "{tmp}/page", "--repeats", "1"],
@@ -61,6 +62,7 @@ SMOKE_ARGS: dict[str, list[str]] = {
 # A bad argument of each script and a word its one-line refusal must hold.
 BAD_ARGS: dict[str, tuple[list[str], str]] = {
     "benchmarks/cli_start.py": (["--repeats", "0"], "--repeats 0: give 1 or more"),
+    "benchmarks/critics.py": (["--steps", "0"], "--steps 0: give 1 or more"),
     "benchmarks/gpu_smoke.py": (["--steps", "0"], "--steps 0: give 1 or more"),
     "benchmarks/report.py": (["--runs", "5"], "--runs 5: give 41 or more"),
     "benchmarks/study_page.py": (["--wide-prompts", "-1"], "--wide-prompts -1: give 0 or more"),
