@@ -34,6 +34,33 @@ def test_base_rows_train_nothing(tmp_path):
     assert all("training.trial.steps = 0" in t.bindings for t in base)
 
 
+def test_base_per_reward_gives_each_critic_its_base_row_in_its_first_allowed_configuration(tmp_path):
+    axes = "{'objective': ['tvrl_question', 'tvrl_video'], 'reward': ['toy_oracle', 'toy_verdicts'], 'credit': ['uniform', 'window3']}"
+    path = write_study(tmp_path, "/nowhere", axes=axes, seeds="[0, 1]", extra=())
+    text = path.read_text().replace("sweeps.study.seeds", "sweeps.study.base = ['reward']\n"
+                                    "sweeps.study.exclude = [{'objective': 'tvrl_question', 'reward': 'toy_verdicts'},"
+                                    " {'objective': 'tvrl_video', 'reward': 'toy_oracle'}]\nsweeps.study.seeds")
+    path.write_text(text)
+    study, resolved = load_study(str(path))
+    trials = expand(study, resolved)
+    base = [t for t in trials if t.base]
+    assert [(t.labels["objective"], t.labels["reward"], t.labels["credit"], t.seed) for t in base] == [
+        ("tvrl_question", "toy_oracle", "uniform", 0), ("tvrl_question", "toy_oracle", "uniform", 1),
+        ("tvrl_video", "toy_verdicts", "uniform", 0), ("tvrl_video", "toy_verdicts", "uniform", 1)]
+    assert len(trials) == 4 + 2 * 2 * 2
+    as_true = load_study(str(path))[0]
+    as_true.base, as_true.exclude = True, []
+    first = [t for t in expand(as_true, resolved) if t.base]
+    assert first[0].key == base[0].key  # base = True keeps its key: the first value of every axis
+
+
+def test_base_must_name_the_study_s_axes(tmp_path):
+    path = write_study(tmp_path, "/nowhere", axes="{'reward': ['toy_oracle']}", extra=())
+    path.write_text(path.read_text().replace("sweeps.study.seeds", "sweeps.study.base = ['rewrd']\nsweeps.study.seeds"))
+    with pytest.raises(ConfigError, match=r"sweeps.study.base = \['rewrd'\] must be True, False or a list of the study's axes \(reward\)"):
+        load_study(str(path))
+
+
 def test_profile_override_swaps_the_profile_and_its_axes(tmp_path):
     path = write_study(tmp_path, "/nowhere", axes="{'reward': ['toy_oracle']}")
     path.write_text(path.read_text() + "sweeps.study.profile_axes = {'other': {'reward': ['toy_learned']}}\n"

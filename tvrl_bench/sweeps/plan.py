@@ -105,21 +105,42 @@ def _line_of(path: str, word: str) -> int:
     return 1
 
 
+def _excluded(labels: dict[str, str], exclude: list[dict[str, str]]) -> bool:
+    return any(all(labels.get(axis) == value for axis, value in rule.items()) for rule in exclude)
+
+
+def _base_combinations(study: Study, axes: list[str], combinations: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
+    """Which configurations the untrained base rows take. `base = True`: one, every axis at its first value (as
+    written, so its trial key never moves). `base = ['reward', ...]`: one per value of the named axes, each the
+    first trained combination with that value, so that every critic (say) scores the base model itself."""
+    if study.base is True:
+        return [tuple(0 for _ in axes)]
+    if not study.base:
+        return []
+    named = [axes.index(axis) for axis in study.base]
+    chosen: dict[tuple[int, ...], tuple[int, ...]] = {}
+    for combination in combinations:
+        chosen.setdefault(tuple(combination[i] for i in named), combination)
+    return list(chosen.values())
+
+
 def expand(study: Study, study_file: str, overrides: list[str] = ()) -> list[TrialSpec]:
     """Every trial of the study in a stable order, each with its key (parsing each trial's config once)."""
     axes = list(study.axes)
     presets = {axis: [preset_path(axis, value, study_file) for value in study.axes[axis]] for axis in axes}
     trials = []
-    if study.base:
+    combinations = [
+        combination for combination in itertools.product(*(range(len(study.axes[a])) for a in axes))
+        if not _excluded({axis: study.axes[axis][i] for axis, i in zip(axes, combination)}, study.exclude)
+    ]
+    for combination in _base_combinations(study, axes, combinations):
+        labels = {axis: study.axes[axis][i] for axis, i in zip(axes, combination)}
         for seed in study.seeds:
-            labels = {axis: study.axes[axis][0] for axis in axes}
-            files = (study.profile, *(presets[axis][0] for axis in axes))
+            files = (study.profile, *(presets[axis][i] for axis, i in zip(axes, combination)))
             bindings = (*study.bindings, *overrides, f"training.trial.seed = {seed}", "training.trial.steps = 0")
             trials.append(TrialSpec(files, bindings, labels, seed, base=True))
-    for combination in itertools.product(*(range(len(study.axes[a])) for a in axes)):
+    for combination in combinations:
         labels = {axis: study.axes[axis][i] for axis, i in zip(axes, combination)}
-        if any(all(labels.get(axis) == value for axis, value in rule.items()) for rule in study.exclude):
-            continue
         for seed in study.seeds:
             files = (study.profile, *(presets[axis][i] for axis, i in zip(axes, combination)))
             bindings = (*study.bindings, *overrides, f"training.trial.seed = {seed}")

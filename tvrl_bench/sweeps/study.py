@@ -9,7 +9,8 @@
 An axis is a component family (its `axis` in the registry: policy, sampler, reward, credit, objective, evaluator,
 dataset) whose values name presets in components/<family>/ (or give a preset's path); `exclude` lists combinations to leave out, each a
 dict of axis values (`[{'objective': 'null', 'credit': 'uniform'}]`). `base = True` adds an untrained `base` trial per
-seed. `bindings` apply to every trial. `profiles` maps `--profile` names to profile files and
+seed; `base = ['reward']` one per seed for each reward (each critic then scores the base model itself). `bindings`
+apply to every trial. `profiles` maps `--profile` names to profile files and
 `profile_axes` replaces axes under a profile (the paper's critics are not the toy critics). `decide` makes the study
 run in stages until its comparisons are decided (tvrl_bench/decisions/design.py; checked in validate_decide.py).
 """
@@ -31,7 +32,7 @@ class Study:
         axes: dict[str, list[str]],
         seeds: list[int] = (0, 1, 2),
         profile: str = "components/profiles/toy.gin",
-        base: bool = False,
+        base: bool | list[str] = False,
         tables: list[str] = (),
         bindings: list[str] = (),
         profiles: dict[str, str] | None = None,

@@ -67,8 +67,10 @@ def check_raw(study: Any, path: str) -> None:
         fail("seeds", f"= {study.seeds!r} must be a list of integers, e.g. [0, 1, 2]")
     if not isinstance(study.profile, str) or not study.profile:
         fail("profile", f"= {study.profile!r} must name a profile file, e.g. 'components/profiles/toy.gin'")
-    if not isinstance(study.base, bool):
-        fail("base", f"= {study.base!r} must be True or False")
+    if not isinstance(study.base, bool) and not (_str_list(study.base) and study.base
+                                                   and all(axis in study.axes for axis in study.base)):
+        fail("base", f"= {study.base!r} must be True, False or a list of the study's axes "
+                     f"({', '.join(study.axes) if isinstance(study.axes, dict) else 'none'}), e.g. ['reward']")
     if not _str_list(study.tables):
         fail("tables", f"= {study.tables!r} must be a list of table names, e.g. ['samplers']")
     if not _str_list(study.bindings):
