@@ -59,8 +59,8 @@ def test_report_command_writes_the_tagged_tables(logged):
         "index.html", "page_hacking.csv", "page_improvement.csv", "page_iqm.csv", "samplers.csv", "samplers.md",
         "winrate.csv", "winrate.md"]
     assert f"study page: {Path('out') / 'samplers' / 'index.html'} (final scores from eval/*)" in result.stdout
-    frame = pd.read_csv(root / "out" / "samplers" / "samplers.csv").set_index("Sampler, method")["Overall"]
-    assert frame["SAGE, GRPO"] == pytest.approx(51.0) and frame["SAGE, TVRL"] == pytest.approx(57.5)
+    frame = pd.read_csv(root / "out" / "samplers" / "samplers.csv").set_index("Sampler")
+    assert frame.loc["SAGE", "GRPO"] == pytest.approx(51.0) and frame.loc["SAGE", "TVRL"] == pytest.approx(57.5)
     win = pd.read_csv(root / "out" / "samplers" / "winrate.csv")
     assert win["n"].iloc[0] == 3 and win["Win"].iloc[0] == pytest.approx(200 / 3)
     assert (root / "out" / "judgments.sqlite").is_file()

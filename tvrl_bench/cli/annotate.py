@@ -111,8 +111,8 @@ def _serve(args: argparse.Namespace) -> int:
                                              annotators=names, tracking_uri=args.tracking_uri, prompts=args.prompts,
                                              seeds=args.seeds, match=match,
                                              labels=tuple(args.labels) if args.labels else None)
-            _print_links(session, bound, args.store)
-            try:
+            try:  # a stop signal right after the links (a script waiting for "serving on") stops it the same way
+                _print_links(session, bound, args.store)
                 serve(session, bound)
             except KeyboardInterrupt:
                 pass
