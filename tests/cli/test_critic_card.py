@@ -6,6 +6,7 @@ import csv
 
 import pytest
 import torch
+from mlflow import MlflowClient
 
 from tvrl_bench.cli.main import build_parser, main
 
@@ -28,14 +29,26 @@ def _checkpoint(folder):
     return folder
 
 
-def test_a_small_card_writes_its_table_and_csv(tmp_path, capsys):
+def _study(tmp_path, name: str) -> tuple[str, MlflowClient, str]:
+    """A study's parent run in a fresh SQLite store, as tvrl-sweep tags it: (uri, client, parent run id)."""
+    uri = f"sqlite:///{tmp_path / 'm.db'}"
+    client = MlflowClient(uri)
+    experiment = client.create_experiment(name, artifact_location=str(tmp_path / "artifacts"))
+    parent = client.create_run(experiment, run_name=name, tags={"tvrl.role": "study", "tvrl.study": name})
+    return uri, client, parent.info.run_id
+
+
+def test_a_small_card_writes_its_table_and_csv_and_logs_it_on_the_study(tmp_path, capsys):
     out = tmp_path / "card.csv"
     trained = _checkpoint(tmp_path / "ckpt")
+    uri, client, parent = _study(tmp_path, "rewards")
     code = main(["critic-card", "components/rewards/toy_oracle.gin", "components/rewards/toy_verdicts.gin",
                  "--trained", str(trained), "--seeds", "0", "--prompts", "2", "--group", "2", "--timing-videos", "2",
-                 "--csv", str(out), "--no-progress"])
+                 "--csv", str(out), "--no-progress", "--study", "rewards", "--tracking-uri", uri])
     text = capsys.readouterr().out
     assert code == 0
+    logged = client.download_artifacts(parent, "critic_card.csv", str(tmp_path / "back"))
+    assert open(logged).read() == out.read_text()  # what the study page reads
     rows = list(csv.DictReader(out.open()))
     assert [(r["critic"], r["policy"]) for r in rows] == [("toy_oracle", "base"), ("toy_oracle", "trained"),
                                                          ("toy_verdicts", "base"), ("toy_verdicts", "trained")]
@@ -53,7 +66,7 @@ def test_help_explains_every_flag():
     sub = next(a for a in parser._subparsers._group_actions).choices["critic-card"]
     flags = [a for a in sub._actions if a.option_strings and a.dest not in ("help",)]
     assert {f.dest for f in flags} >= {"profile", "trained", "seeds", "prompts", "group", "timing_videos", "csv",
-                                       "no_progress"}
+                                       "no_progress", "study", "tracking_uri"}
     assert all(f.help and len(f.help) > 15 for f in flags)
 
 
@@ -66,6 +79,15 @@ def test_bad_input_is_one_line_exit_2(tmp_path, capsys, flags, words):
     assert main(["critic-card", *flags, "--csv", str(tmp_path / "c.csv"), "--no-progress"]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("tvrl-bench critic-card: error:") and words in line, line
+
+
+def test_an_unknown_study_is_one_line_exit_2_before_measuring(tmp_path, capsys):
+    uri, _, _ = _study(tmp_path, "rewards")
+    code = main(["critic-card", "components/rewards/toy_oracle.gin", "--study", "reward", "--tracking-uri", uri,
+                 "--csv", str(tmp_path / "c.csv"), "--no-progress"])
+    assert code == 2 and not (tmp_path / "c.csv").exists()
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "--study reward: no study of that name" in line and "tvrl-sweep sweeps/reward.gin" in line, line
 
 
 def test_a_critic_of_another_world_is_one_line_exit_2(tmp_path, capsys):

@@ -4,6 +4,7 @@ defines each). Prints a markdown table (one row per critic) and writes a CSV (on
 with the agreement per slot).
 
     tvrl-bench critic-card [PRESET.gin ...] [--trained RUN_CHECKPOINT] [--seeds 0 1] [--csv critic_card.csv]
+                           [--study rewards --tracking-uri URI]   # also shown on the study's page
 """
 
 from __future__ import annotations
@@ -11,8 +12,11 @@ from __future__ import annotations
 import argparse
 import csv
 import math
+import shutil
+import tempfile
 from pathlib import Path
 
+from tvrl_bench.cli.common import add_tracking_uri
 from tvrl_bench.cli.errors import UserError
 
 DEFAULT_CRITICS = ("components/rewards/toy_oracle.gin", "components/rewards/toy_verdicts.gin",
@@ -41,6 +45,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="videos timed for seconds per video (one forward and input gradient of all checks)")
     parser.add_argument("--csv", type=Path, default=Path("critic_card.csv"), help="where the CSV goes")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (one line per critic instead)")
+    parser.add_argument("--study", default=None,
+                        help="also log the CSV on this study's parent run (as critic_card.csv), where tvrl-report's "
+                        "study page shows it beside the study's answers (e.g. --study rewards)")
+    add_tracking_uri(parser, "MLflow store of --study (default: $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db)")
     parser.set_defaults(run=run)
 
 
@@ -110,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
     from tvrl_bench.world.declaration import world_of_check
 
     set_torch_threads(1)
+    tracker = study_tracker(args.study, args.tracking_uri) if args.study else None
     sets = rollout_sets(args)
     world = world_of_check(parse_check(sets[0].checks[0][0]))
     rows = []
@@ -131,6 +140,9 @@ def run(args: argparse.Namespace) -> int:
     write_csv(args.csv, rows)
     print(markdown(rows))
     print(f"critic-card: {len(rows)} rows written to {args.csv}")
+    if tracker is not None:
+        log_to_study(args.csv, tracker)
+        print(f"critic-card: logged on study {args.study}'s parent run (critic_card.csv); tvrl-report shows it")
     return 0
 
 
@@ -154,26 +166,38 @@ def write_csv(path: Path, rows: list[dict]) -> None:
 def markdown(rows: list[dict]) -> str:
     """One line per critic: agreement per base seed and on the trained policy, ECE and locality on the base, the
     critic's 0-1 mean against the evaluator's on the base and trained policy, seconds per video."""
-    def cell(values: list[float], digits: int = 3) -> str:
-        values = [v for v in values if not math.isnan(v)]
-        return " / ".join(f"{v:.{digits}f}" for v in values) if values else "n/a"
+    from tvrl_bench.report.study_page.critic_cards import fmt, summarize
 
     lines = ["| critic | agreement, base (per seed) | agreement, trained | ECE, base | locality, base (uniform) | "
              "critic / evaluator mean, base | critic / evaluator mean, trained | s / video |",
              "|---|---|---|---|---|---|---|---|"]
-    for name in dict.fromkeys(r["critic"] for r in rows):
-        base = [r for r in rows if r["critic"] == name and r["policy"] == "base"]
-        trained = [r for r in rows if r["critic"] == name and r["policy"] == "trained"]
-
-        def mean(rs: list[dict], key: str) -> float:
-            values = [r[key] for r in rs if not math.isnan(r[key])]
-            return sum(values) / len(values) if values else float("nan")
-
-        locality = cell([mean(base, "locality")])
+    for c in summarize(rows):
+        locality = fmt(c.locality)
         if locality != "n/a":
-            locality += f" ({mean(base, 'locality_baseline'):.2f})"
-        lines.append(
-            f"| {name} | {cell([r['agreement'] for r in base])} | {cell([mean(trained, 'agreement')])} | "
-            f"{cell([mean(base, 'ece')])} | {locality} | {cell([mean(base, 'critic_mean'), mean(base, 'evaluator_mean')])} | "
-            f"{cell([mean(trained, 'critic_mean'), mean(trained, 'evaluator_mean')])} | {base[0]['seconds_per_video']:.4f} |")
+            locality += f" ({fmt(c.locality_uniform, 2)})"
+        lines.append(f"| {c.critic} | {fmt(c.agreement_base)} | {fmt(c.agreement_trained)} | {fmt(c.ece)} | {locality} | "
+                     f"{fmt(list(c.means_base))} | {fmt(list(c.means_trained))} | {c.seconds_per_video:.4f} |")
     return "\n".join(lines)
+
+
+def study_tracker(study: str, tracking_uri: str | None):
+    """The study's tracker (its parent run), checked before any measuring."""
+    from tvrl_bench.sweeps.state import StudyTracker
+    from tvrl_bench.tracking.store import resolve_uri
+
+    uri = resolve_uri(tracking_uri)
+    tracker = StudyTracker.find(uri, study)
+    if tracker is None:
+        raise UserError(f"--study {study}: no study of that name in {uri}; run `tvrl-sweep sweeps/{study}.gin` first, "
+                        "or pass the --tracking-uri of the store it ran in")
+    return tracker
+
+
+def log_to_study(csv_path: Path, tracker) -> None:
+    """The card on the study's parent run (artifact critic_card.csv), where its study page shows it."""
+    from tvrl_bench.report.study_page.critic_cards import CARD_ARTIFACT
+
+    with tempfile.TemporaryDirectory(prefix="tvrl-card-") as folder:
+        named = Path(folder) / CARD_ARTIFACT  # the name the page reads, whatever --csv was
+        shutil.copyfile(csv_path, named)
+        tracker.client.log_artifact(tracker.parent_run_id, str(named))

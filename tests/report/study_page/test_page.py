@@ -81,6 +81,14 @@ def page_study(new_study, mlflow_store, tmp_path_factory):
             folder = scratch / f"{label}{seed}"
             folder.mkdir()
             log_artifacts(study, client, run_id, label, seed, folder)
+    card = scratch / "critic_card.csv"  # as `tvrl-bench critic-card --study` logs it
+    card.write_text("critic,policy,seed,agreement,ece,locality,locality_baseline,critic_mean,evaluator_mean,"
+                    "seconds_per_video\n"
+                    "toy_pattern,base,0,0.9000,0.0500,0.6000,0.2500,0.7000,0.6800,0.0100\n"
+                    "toy_pattern,base,1,0.8000,0.0700,0.5000,0.2500,0.7200,0.6900,0.0100\n"
+                    "toy_pattern,trained,0,0.7000,0.1000,0.4000,0.2500,0.9000,0.8000,0.0100\n"
+                    "toy_other,base,0,0.5000,nan,nan,nan,0.5000,0.6800,0.0200\n")
+    client.log_artifact(study.parent_id, str(card))
     study.finish()
     out = tmp_path_factory.mktemp("reports")
     summary = regenerate(study.study, tracking_uri=uri, out_dir=out, plots=False)
@@ -107,6 +115,21 @@ def test_the_page_is_written_with_its_csv_files_and_logged_to_the_parent_run(pag
     html = (folder / "index.html").read_text()
     assert 'id="table-credit"' in html and "Separated (95% CI excludes 0)" in html  # the table and its answer
     assert "<script" not in html and 'src="http' not in html  # self-contained
+
+
+def test_the_critic_cards_logged_on_the_parent_run_are_shown_per_critic(page_study):
+    html = (page_study[2] / "index.html").read_text()
+    section = html[html.index('<section id="critic-cards">'):]
+    section = section[:section.index("</section>")]
+    rows = re.findall(r'<tr data-critic="([^"]+)">(.*?)</tr>', section)
+    assert [name for name, _ in rows] == ["toy_pattern", "toy_other"]  # the study's own critic first
+    cells = re.findall(r"<td>(.*?)</td>", rows[0][1])
+    # agreement per base seed, on the trained policy, ECE and locality means over the base seeds, the means
+    assert cells == ["toy_pattern", "0.900 / 0.800", "0.700", "0.060", "0.550 (0.25)", "0.710 / 0.685",
+                     "0.900 / 0.800", "0.0100"]
+    other = re.findall(r"<td>(.*?)</td>", rows[1][1])
+    assert other[0] == "toy_other (not in this study)" and other[2:5] == ["n/a", "n/a", "n/a"]
+    assert '<a href="#critic-cards">' in html
 
 
 def test_hacking_panel_numbers_and_the_flag(page_study):

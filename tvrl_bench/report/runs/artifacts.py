@@ -60,6 +60,10 @@ class ArtifactReader:
             log.debug("run %s has no artifact %s (%s)", run_id, path, exc)
             return None
 
+    def file(self, run_id: str, path: str) -> Path | None:
+        """A run's artifact at `path`, downloaded (None when the run has none there)."""
+        return self._download(run_id, path)
+
     def records(self, run_id: str, prefix: str = "eval") -> list[dict] | None:
         """The per-video records of the run's final evaluation (`eval/results.json`) or, with prefix "wide_eval",
         of its wide evaluation (`wide_eval/results.json`); None when it logged none."""

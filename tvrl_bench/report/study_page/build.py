@@ -15,6 +15,7 @@ from tvrl_bench.report.runs.decisions import StudyDecisions, study_decisions
 from tvrl_bench.report.runs.frames import logged_nan
 from tvrl_bench.report.runs.study import StudyRuns
 from tvrl_bench.report.study_page.comparisons import Comparisons, compare
+from tvrl_bench.report.study_page.critic_cards import CardSummary, read_cards, summarize
 from tvrl_bench.report.study_page.hacking import HackingRow, hacking_rows
 from tvrl_bench.report.study_page.methods import Method, Source, choose_source, common_seed, group_methods
 from tvrl_bench.report.study_page.svg import Curve, colour, curves_svg
@@ -68,6 +69,8 @@ class PageData:
     heatmaps: list[HeatmapCell] = field(default_factory=list)
     heatmap_notes: list[str] = field(default_factory=list)
     decisions: StudyDecisions | None = None
+    critic_cards: list[CardSummary] = field(default_factory=list)
+    study_critics: list[str] = field(default_factory=list)  # the `reward` params of the study's methods
     finished_trials: int = 0
     base_rows: bool = False
 
@@ -101,6 +104,9 @@ def gather(runs: StudyRuns, client: Any, cache: Any, tables: list[TableResult], 
     reader = ArtifactReader(client)
     try:
         data.comparisons = compare(methods, source, reader.prompt_scores, resamples=resamples)
+        cards = read_cards(reader.file, runs.parent.get("run_id") if runs.parent else None)
+        data.critic_cards = summarize(cards) if cards else []
+        data.study_critics = sorted({str(c) for m in methods if (c := m.param("reward"))})
         _videos(data, reader, max_videos)
         _heatmaps(data, reader)
     finally:

@@ -9,6 +9,7 @@ import time
 
 from tvrl_bench.report.stats.intervals import DeltaStat
 from tvrl_bench.report.study_page.build import PageData, VideoCell
+from tvrl_bench.report.study_page.critic_cards import critic_cards_section
 from tvrl_bench.report.study_page.decisions import decisions_section
 from tvrl_bench.report.study_page.style import CSS
 
@@ -36,6 +37,7 @@ def render(data: PageData, files: list[str]) -> str:
     out += decisions_section(data.decisions, data.finished_trials, data.base_rows)
     out += _curves(data)
     out += _hacking(data)
+    out += critic_cards_section(data.critic_cards, data.study_critics)
     out += _videos(data)
     out += _credit(data)
     out += _improvement(data)
@@ -52,7 +54,8 @@ def _header(data: PageData) -> list[str]:
            f'<p class="meta" id="source" data-source="{e(data.source.prefix)}">{e(data.source.note)}</p>',
            '<nav><a href="#tables">Tables</a>' + ('<a href="#decisions">Decisions</a>' if data.decisions else '')
            + '<a href="#curves">Curves</a><a href="#hacking">Reward hacking</a>'
-           '<a href="#videos">Videos</a><a href="#credit">Credit maps</a><a href="#improvement">Probability of '
+           + ('<a href="#critic-cards">Critic cards</a>' if data.critic_cards else '')
+           + '<a href="#videos">Videos</a><a href="#credit">Credit maps</a><a href="#improvement">Probability of '
            'improvement</a></nav>', '<div class="flags" id="flags">']
     if data.flagged:
         out += [f'<p class="hacking-flag">⚠ {e(r.line())}</p>' if r.verdict == "hacking"

@@ -1,0 +1,104 @@
+"""The study page's critic cards: each critic's quality against the exact evaluator, as `tvrl-bench critic-card
+--study STUDY` measured it and logged it on the study's parent run (`critic_card.csv`, one row per critic, rollout
+set and noise seed). The page shows one line per critic: agreement on the base's rollouts (per seed) and on a
+trained policy's, calibration (ECE), map locality beside a uniform map's share, the critic's mean 0-1 reading beside
+the evaluator's, and seconds per video.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+CARD_ARTIFACT = "critic_card.csv"
+e = html.escape
+
+
+@dataclass
+class CardSummary:
+    """One critic's card: means over its rows of a rollout set (base: the untrained policy; trained: a trial's)."""
+
+    critic: str
+    agreement_base: list[float]  # one per base seed
+    agreement_trained: float
+    ece: float
+    locality: float
+    locality_uniform: float
+    means_base: tuple[float, float]  # (critic, evaluator)
+    means_trained: tuple[float, float]
+    seconds_per_video: float
+
+
+def _number(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _mean(rows: list[dict], key: str) -> float:
+    values = [v for v in (_number(r.get(key)) for r in rows) if not math.isnan(v)]
+    return sum(values) / len(values) if values else math.nan
+
+
+def summarize(rows: list[dict]) -> list[CardSummary]:
+    """Per critic, in the rows' order; values may be numbers or the CSV's strings."""
+    out = []
+    for name in dict.fromkeys(r["critic"] for r in rows):
+        base = [r for r in rows if r["critic"] == name and r["policy"] == "base"]
+        trained = [r for r in rows if r["critic"] == name and r["policy"] == "trained"]
+        out.append(CardSummary(
+            name, [_number(r["agreement"]) for r in base], _mean(trained, "agreement"), _mean(base, "ece"),
+            _mean(base, "locality"), _mean(base, "locality_baseline"),
+            (_mean(base, "critic_mean"), _mean(base, "evaluator_mean")),
+            (_mean(trained, "critic_mean"), _mean(trained, "evaluator_mean")),
+            _mean(base + trained, "seconds_per_video")))
+    return out
+
+
+def fmt(values: list[float] | float, digits: int = 3) -> str:
+    """' / '-joined values, NaNs left out; 'n/a' when none is left."""
+    kept = [v for v in (values if isinstance(values, list) else [values]) if not math.isnan(v)]
+    return " / ".join(f"{v:.{digits}f}" for v in kept) if kept else "n/a"
+
+
+def read_cards(download: Callable[[str, str], Path | None], parent_run_id: str | None) -> list[dict] | None:
+    """The parent run's card rows, or None when it logged none (`download(run_id, path)` returns a local file)."""
+    if not parent_run_id:
+        return None
+    path = download(parent_run_id, CARD_ARTIFACT)
+    if path is None or not Path(path).is_file():
+        return None
+    with Path(path).open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def critic_cards_section(cards: list[CardSummary], study_critics: list[str]) -> list[str]:
+    """The panel's HTML lines ([] without cards); the study's own critics first, the others marked."""
+    if not cards:
+        return []
+    out = ['<section id="critic-cards"><h2>Critic cards</h2>',
+           '<p class="meta">Each critic measured against the exact evaluator (<code>tvrl-bench critic-card</code>): '
+           'agreement with its verdict per check (for a scalar scorer, its score rounded to the share of checks '
+           'passed) on the base\'s rollouts per noise seed and on a trained policy\'s, expected calibration error, '
+           'the share of its input gradient inside the judged slot (a uniform map\'s share in brackets), its mean '
+           '0-1 reading beside the evaluator\'s, and seconds per video.</p>',
+           '<table id="critic-cards-table"><thead><tr><th>Critic</th><th>Agreement, base</th><th>Agreement, trained'
+           '</th><th>ECE</th><th>Locality (uniform)</th><th>Critic / evaluator mean, base</th>'
+           '<th>Critic / evaluator mean, trained</th><th>s / video</th></tr></thead><tbody>']
+    ordered = sorted(cards, key=lambda c: c.critic not in study_critics)
+    for c in ordered:
+        locality = fmt(c.locality)
+        if locality != "n/a":
+            locality += f" ({fmt(c.locality_uniform, 2)})"
+        name = c.critic if c.critic in study_critics else f"{c.critic} (not in this study)"
+        out.append(f'<tr data-critic="{e(c.critic)}"><td>{e(name)}</td><td>{fmt(c.agreement_base)}</td>'
+                   f'<td>{fmt(c.agreement_trained)}</td><td>{fmt(c.ece)}</td><td>{e(locality)}</td>'
+                   f'<td>{fmt(list(c.means_base))}</td><td>{fmt(list(c.means_trained))}</td>'
+                   f'<td>{fmt(c.seconds_per_video, 4)}</td></tr>')
+    out.append("</tbody></table></section>")
+    return out
