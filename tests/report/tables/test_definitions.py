@@ -20,7 +20,9 @@ def test_the_four_paper_tables_ship_as_definitions():
     assert [a.name for a in rewards.rows_by] == ["reward", "method"]
     assert rewards.rows_by[1].values == ("GRPO", "TVRL")
     assert rewards.fixed_rows[0].label == "Base model" and rewards.fixed_rows[0].where == {"method": ("base",)}
-    overall, delta, over_base, critic, categories = rewards.columns
+    overall, delta, over_base, over_oracle, critic, categories = rewards.columns
+    assert isinstance(over_oracle, DeltaColumn) and over_oracle.optional
+    assert over_oracle.baseline == {"reward": "toy_oracle", "objective": "*"}
     assert isinstance(overall, ValueColumn) and overall.metric == "wide_eval/overall"
     assert isinstance(delta, DeltaColumn) and delta.baseline == {"method": "GRPO", "credit": "*"} and delta.paired
     assert isinstance(over_base, DeltaColumn) and over_base.baseline["method"] == "base"
