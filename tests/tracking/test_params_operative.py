@@ -41,7 +41,7 @@ def recorded_profile(profile: str, recorded: str):
 
 
 def test_the_third_toy_profile_logs_its_recorded_params():
-    """The third regime: base v2_noisy_captions, DiffusionNFT with 3x3 window credit, lr 1e-4, the wide evaluation."""
+    """The toy_v3.gin regime: base v2_noisy_captions, DiffusionNFT with 3x3 window credit, lr 1e-4, the wide evaluation."""
     settings, params = recorded_profile("components/profiles/toy_v3.gin", "toy_v3_operative_params.json")
     assert params["policies.toy.base"] == "'v2_noisy_captions'" and params["training.optimizer.learning_rate"] == "0.0001"
     assert params["training.trial.wide_eval_prompts"] == "1000" and params["rewards.toy_oracle.shape_measure"] == "'component'"

@@ -11,7 +11,8 @@ mean over its blocks. The part of mu finer than a block, mu - P mu, is carried i
 policy gradient follows the block means only. Block (1, 1, 1) is the ordinary per-element transition.
 
 Why: the score-function estimate's noise grows with the number of independent noise values per transition
-while the reward depends on few of them (docs/log/toy_rl_log.md, "Noise resolution").
+while the reward depends on few of them. Measured on the toy_v2.gin regime it did not help (docs/log/toy_rl_log.md,
+the regime's gate 2, item 2: token-sized noise's gradient was no better than its null control's).
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ HACKER = "toy_pattern-window3"
 CONTROL = "toy_oracle-uniform"  # an honest critic, the other router
 
 
-# The study's own profile (the toy profile's first regime, written out so the test does not follow the default
+# The study's own profile (the toy_v1.gin regime, written out so the test does not follow the default
 # profile's changes): the v1 base, SAGE, GRPO's objective, the exact toy evaluator and dataset.
 PROFILE = """
 include 'components/policies/toy.gin'
