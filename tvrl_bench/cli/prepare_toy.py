@@ -45,12 +45,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="rebuild the shipped toy policy / learned critic checkpoints from a seed",
         description=(
             "Pretrain the toy world's checkpoints from a seed, for a fixed number of steps (same seed and steps give "
-            "the same weights). The policy: a tiny HunyuanVideo-1.5 transformer trained by flow matching, about "
-            "35 CPU-minutes for recipe v1 (6,000 steps), 65 CPU-minutes for v2 (10,000 steps) and about 2 CPU-hours for "
-            "v2_18k (18,000 steps), a few CPU-minutes for the fine-tuned v2_noisy_captions, on one thread (see "
-            "docs/toy/policy.md). The critics: the sprite world's toy_learned (about 11 CPU-minutes), or with a slot "
+            "the same weights). The policy: a tiny HunyuanVideo-1.5 transformer trained by flow matching; the "
+            "default profile's base, slots (the slot world), is slots_clean (2,000 steps, 4.5 CPU-minutes) plus "
+            "1,500 noisy-caption steps (5.8 CPU-minutes); the sprite world's bases take 35 CPU-minutes for recipe v1 "
+            "(6,000 steps), 65 for v2 (10,000 steps), about 2 CPU-hours for v2_18k (18,000 steps) and a few minutes "
+            "for the fine-tuned v2_noisy_captions, on one thread (see docs/toy/policy.md). The critics: with a slot "
             "recipe (--recipe slots) the slot world's toy_qwen_slots, toy_qwen_slots_weak, toy_qwen_slots_shortcut "
-            "and toy_scorer_slots (docs/toy/critics.md)."
+            "and toy_scorer_slots (about 29 minutes for all four, docs/toy/critics.md), or the sprite world's "
+            "toy_learned (about 11 CPU-minutes)."
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
