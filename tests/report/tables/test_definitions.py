@@ -28,6 +28,9 @@ def test_the_four_paper_tables_ship_as_definitions():
     assert isinstance(over_base, DeltaColumn) and over_base.baseline["method"] == "base"
     assert isinstance(critic, ValueColumn) and critic.metric == "wide_eval/critic_reward"
     assert isinstance(categories, CategoryColumns) and categories.include == "present" and categories.prefix == "wide_eval/"
+    combined = load_table("rewards_combined")  # the combination against each of its parts alone
+    assert combined.where["reward"] == ("toy_qwen_slots", "toy_qwen_slots_shortcut", "combined_qwen_shortcut")
+    assert combined.columns[1].baseline == {"reward": "combined_qwen_shortcut"} and combined.columns[1].paired
     credit = load_table("credit")
     assert credit.where == {"method": ("GRPO", "TVRL")} and credit.heatmaps
     assert credit.rows_by[0].order[0] == "uniform"
