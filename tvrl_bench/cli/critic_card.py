@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import math
 import shutil
 import tempfile
 from pathlib import Path
@@ -166,16 +165,13 @@ def write_csv(path: Path, rows: list[dict]) -> None:
 def markdown(rows: list[dict]) -> str:
     """One line per critic: agreement per base seed and on the trained policy, ECE and locality on the base, the
     critic's 0-1 mean against the evaluator's on the base and trained policy, seconds per video."""
-    from tvrl_bench.report.study_page.critic_cards import fmt, summarize
+    from tvrl_bench.report.study_page.critic_cards import fmt, locality_text, summarize
 
     lines = ["| critic | agreement, base (per seed) | agreement, trained | ECE, base | locality, base (uniform) | "
              "critic / evaluator mean, base | critic / evaluator mean, trained | s / video |",
              "|---|---|---|---|---|---|---|---|"]
     for c in summarize(rows):
-        locality = fmt(c.locality)
-        if locality != "n/a":
-            locality += f" ({fmt(c.locality_uniform, 2)})"
-        lines.append(f"| {c.critic} | {fmt(c.agreement_base)} | {fmt(c.agreement_trained)} | {fmt(c.ece)} | {locality} | "
+        lines.append(f"| {c.critic} | {fmt(c.agreement_base)} | {fmt(c.agreement_trained)} | {fmt(c.ece)} | {locality_text(c)} | "
                      f"{fmt(list(c.means_base))} | {fmt(list(c.means_trained))} | {c.seconds_per_video:.4f} |")
     return "\n".join(lines)
 

@@ -66,6 +66,12 @@ def fmt(values: list[float] | float, digits: int = 3) -> str:
     return " / ".join(f"{v:.{digits}f}" for v in kept) if kept else "n/a"
 
 
+def locality_text(card: CardSummary) -> str:
+    """'0.615 (0.25)': the critic's locality beside a uniform map's share; 'n/a' when it has none."""
+    text = fmt(card.locality)
+    return text if text == "n/a" else f"{text} ({fmt(card.locality_uniform, 2)})"
+
+
 def read_cards(download: Callable[[str, str], Path | None], parent_run_id: str | None) -> list[dict] | None:
     """The parent run's card rows, or None when it logged none (`download(run_id, path)` returns a local file)."""
     if not parent_run_id:
@@ -92,12 +98,9 @@ def critic_cards_section(cards: list[CardSummary], study_critics: list[str]) -> 
            '<th>Critic / evaluator mean, trained</th><th>s / video</th></tr></thead><tbody>']
     ordered = sorted(cards, key=lambda c: c.critic not in study_critics)
     for c in ordered:
-        locality = fmt(c.locality)
-        if locality != "n/a":
-            locality += f" ({fmt(c.locality_uniform, 2)})"
         name = c.critic if c.critic in study_critics else f"{c.critic} (not in this study)"
         out.append(f'<tr data-critic="{e(c.critic)}"><td>{e(name)}</td><td>{fmt(c.agreement_base)}</td>'
-                   f'<td>{fmt(c.agreement_trained)}</td><td>{fmt(c.ece)}</td><td>{e(locality)}</td>'
+                   f'<td>{fmt(c.agreement_trained)}</td><td>{fmt(c.ece)}</td><td>{e(locality_text(c))}</td>'
                    f'<td>{fmt(list(c.means_base))}</td><td>{fmt(list(c.means_trained))}</td>'
                    f'<td>{fmt(c.seconds_per_video, 4)}</td></tr>')
     out.append("</tbody></table></section>")
