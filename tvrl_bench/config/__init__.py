@@ -9,6 +9,9 @@
     component_checks.py  the declared checks run on the parsed config, each problem at its FILE:LINE
     inherited.py   a null control takes its objective's bindings (one rule for every null control)
     renamed.py     parameters that moved: an old binding's error names the new one
+    errors.py      `ConfigError`, the one error every config problem raises (its FILE:LINE and the fix)
+    operative.py   the operative config (what the run's configurables were called with), read through gin's API
+    trial_components.py  the components a parsed config's trial builds, read from the config alone
 """
 
 from tvrl_bench.config.component_checks import check_components

@@ -1,13 +1,19 @@
-"""The embedded toy world: scenes, the prompt grammar, checks and the renderer (a pure domain package).
+"""The embedded toy worlds: scenes, the prompt grammar, checks and the renderers (a pure domain package).
 
+Two worlds: the sprite world (moving sprites; the toy_v1..v3 profiles), exported here, and the slot world
+(slots.py: one coloured square and one check per slot; the default profile), imported from its module.
 Small modules, one job each:
-- palette.py / vocabulary.py: colour, shape and motion names.       difficulty.py: `Difficulty`, presets.
+- palette.py / vocabulary.py: colour, shape, motion and slot names.   difficulty.py: `Difficulty`, presets.
 - scene.py: `Scene`, `SceneDescription`, `sample_scenes(n, rng, difficulty)`, `ground_truth_scene`.
 - shapes.py: sprite geometry.   grammar.py: `prompt_of`, `parse_prompt`.
 - checks.py: `checks_for`, `negative_checks`, `parse_check -> CheckSpec`, `answer`.
 - render.py: `render_batch(scenes) -> video[B, F, 3, H, W]`, `sprite_masks`, `ground_truth_videos`.
-The toy world's dataset (`datasets/toy.py`) and exact evaluator (`evaluators/toy.py`) are components built on
-this package; it imports nothing of tvrl-bench outside itself.
+- slots.py: the slot world: `SlotWorld`, `SlotScene`, its prompts and checks, `render_slots(scenes) -> video[B, F,
+  3, H, W]`.
+- declaration.py: which world a component serves and a policy checkpoint was trained on, declared once
+  (`served_worlds`, `checkpoint_world`, `PROFILES`).
+The toy datasets (`datasets/toy.py`, `datasets/toy_slots.py`) and the exact evaluator (`evaluators/toy.py`) are
+components built on this package; it imports nothing of tvrl-bench outside itself.
 """
 
 from tvrl_bench.world.checks import CheckSpec, answer, checks_for, negative_checks, parse_check

@@ -5,4 +5,5 @@ study's runs.
     definition_types.py  the definition types                 filters.py            param filters on a runs frame
     metric_table.py      a MetricTable + runs -> TableResult  cell_builder.py       a cell's runs, seeds and statistics
     half_gain.py         the "steps to half gain" column      table_result.py       the TableResult every renderer reads
+    decision_cells.py    the staged decision column's cells   table_notes.py        the notes and warnings under a table
 """
