@@ -144,6 +144,9 @@ QUOTES = [
     Quote("docs/training.md", r"wide evaluation of (\d+) held-out prompts \((\d+) trained scenes left out\): \d+ of "
           r"(\d+) prompts", ("held_out", "dropped", "held_out")),
     Quote("docs/sweeps.md", r"keeps (\d+) unseen ones on the slot world", ("held_out",)),
+    Quote("docs/training.md", r"the toy profile sets `learning_rate = ([\d.e-]+)`", ("learning_rate",)),
+    Quote("docs/report.md", r"evaluation interval \((\d+) steps on the toy profile\)", ("eval_every",)),
+    Quote("docs/toy/critics.md", r"the default trial's final policy, (\d+) steps", ("steps",)),
 ]
 
 
