@@ -6,8 +6,10 @@
 - The default profile's figures (components/profiles/toy.gin): steps, prompts and rollouts per step, the schedule,
   the learning rate, the eval prompts and the held-out prompts of the wide evaluation, each read through gin and
   the profile's dataset as a trial reads them, never written here; every place in QUOTES that quotes one quotes it.
-- The package's rooms: the README's repository map names every unit of tvrl_bench/, and docs/architecture.md's
-  layer table puts each unit in its layer of tests/test_layers.py's LAYERS.
+- The package's rooms: the README's repository map names every unit of tvrl_bench/, docs/architecture.md's
+  layer table puts each unit in its layer of tests/test_layers.py's LAYERS, and its paragraph on training/'s layers
+  names every part of TRAINING_LAYERS.
+- docs/results.md opens with its table of answers: a row for each of the paper's tables and the objectives study.
 - Package inventories: a package's `__init__` docstring that names half or more of its parts (modules `x.py`,
   subpackages `x/`) names them all, and every module it names exists in the package.
 """
@@ -259,3 +261,16 @@ def test_results_opens_with_one_table_answering_each_paper_table_and_the_objecti
     assert [row[next(iter(row))].split(":")[0] for row in rows] == ["Table 1", "Table 2", "Table 3", "Table 4",
                                                                    "Objectives"]
     assert all(all(cell for cell in row.values()) for row in rows), "every row answers every column"
+
+
+def test_architecture_names_every_part_of_training():
+    """The paragraph on training/'s own layers names every part of TRAINING_LAYERS (a module `x.py`, a subpackage
+    `x/`), and nothing else of training/."""
+    from tests.test_layers import TRAINING_LAYER_OF
+
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    paragraph = text[text.index("`training/` is layered the same way inside"):].split("\n\n", 1)[0]
+    named = {name.removesuffix(".py").removesuffix("/") for name in re.findall(r"`([a-z_]+(?:\.py|/))`", paragraph)}
+    assert named - {"training"} == set(TRAINING_LAYER_OF), (
+        f"docs/architecture.md's training/ layers: missing {sorted(set(TRAINING_LAYER_OF) - named)}, "
+        f"not parts {sorted(named - set(TRAINING_LAYER_OF) - {'training'})}")
