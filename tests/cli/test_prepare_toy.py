@@ -54,11 +54,21 @@ def test_prepare_toy_rejects_bad_flags(tmp_path, capsys):
         (["--eval-prompts", "65"], "--eval-prompts must be in 1..64"),
         (["--recipe", "v9"], "--recipe 'v9' is not a recipe; choose one of v1, v2"),
         (["--out", str(tmp_path / "a_file")], "is a file; name a folder"),
+        (["--vivid-bias", "0.5"], "--vivid-bias 0.5 sets the labeler of toy_qwen_slots_vivid only; add --critic"),
     ):
         assert main(["prepare-toy", "--what", "policy", "--out", str(tmp_path), *flags]) == 2
         (line,) = capsys.readouterr().err.strip().splitlines()
         assert line.startswith("tvrl-bench prepare-toy: error: --") and message in line, line
     assert [p.name for p in tmp_path.iterdir()] == ["a_file"]
+
+
+@pytest.mark.parametrize("bias", ["1.5", "-0.1", "nan"])
+def test_a_vivid_bias_out_of_range_is_one_line_naming_the_value_and_the_range(tmp_path, capsys, bias):
+    assert main(["prepare-toy", "--what", "critic", "--critic", "toy_qwen_slots_vivid", "--vivid-bias", bias,
+                 "--out", str(tmp_path)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"tvrl-bench prepare-toy: error: --vivid-bias {float(bias)}: must be in [0, 1]"), line
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_summary_line_reads_both_recipes_summaries():

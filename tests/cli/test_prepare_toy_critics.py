@@ -11,7 +11,8 @@ from tvrl_bench.cli.main import main
 from tvrl_bench.cli.prepare_toy import folder_of
 from tvrl_bench.cli.prepare_toy_critics import chosen_critics, policy_recipe
 
-SLOT_CRITICS = ["toy_qwen_slots", "toy_qwen_slots_weak", "toy_qwen_slots_shortcut", "toy_scorer_slots"]
+SLOT_CRITICS = ["toy_qwen_slots", "toy_qwen_slots_weak", "toy_qwen_slots_shortcut", "toy_qwen_slots_vivid",
+                "toy_scorer_slots"]
 
 
 def _args(what="critic", recipe=None, critic=None):

@@ -20,7 +20,7 @@ from typing import Any
 
 from tvrl_bench.cli.common import set_torch_threads
 from tvrl_bench.cli.errors import UserError
-from tvrl_bench.cli.prepare_toy_critics import CRITIC_WORLDS, chosen_critics, critic_builder, policy_recipe
+from tvrl_bench.cli.prepare_toy_critics import CRITIC_WORLDS, VIVID, chosen_critics, critic_builder, policy_recipe
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 DEFAULT_OUT = Path("toy_checkpoints")
@@ -51,8 +51,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "(6,000 steps), 65 for v2 (10,000 steps), about 2 CPU-hours for v2_18k (18,000 steps) and a few minutes "
             "for the fine-tuned v2_noisy_captions, on one thread (see docs/toy/policy.md). The critics: with a slot "
             "recipe (--recipe slots) the slot world's toy_qwen_slots, toy_qwen_slots_weak, toy_qwen_slots_shortcut "
-            "and toy_scorer_slots (about 29 minutes for all four, docs/toy/critics.md), or the sprite world's "
-            "toy_learned (about 11 CPU-minutes)."
+            "and toy_scorer_slots (about 29 minutes for these four, docs/toy/critics.md) and toy_qwen_slots_vivid "
+            "(toy_qwen_slots' recipe with a biased labeler), or the sprite world's toy_learned (about 11 CPU-minutes)."
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
@@ -100,6 +100,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "captions that name a wrong sprite colour 80%% of the time (needs v2_18k shipped); slots_clean and slots "
         "the slot world's bases (slots, the default profile's, needs slots_clean shipped)",
     )
+    parser.add_argument(
+        "--vivid-bias", type=float, default=None,
+        help="with --critic toy_qwen_slots_vivid: its labeler's bias in [0, 1] (default the recipe's 0.9: a lure "
+        "paid 0.9, the asked colour 0.7; 0.75 pays them alike, lower is lenient; docs/toy/critics.md)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars (the validation log lines stay)")
     parser.set_defaults(run=run)
 
@@ -133,6 +138,8 @@ def run(args: argparse.Namespace) -> int:
     if args.recipe is not None and args.recipe not in RECIPES:
         raise UserError(f"--recipe {args.recipe!r} is not a recipe; choose one of {', '.join(RECIPES)}")
     critics = chosen_critics(args)
+    if args.vivid_bias is not None:
+        _check_vivid_bias(args.vivid_bias, critics)
     recipe = policy_recipe(args)
     root = _target_root(args)
     set_torch_threads(args.threads)
@@ -181,6 +188,18 @@ def build_into(target: Path, build) -> tuple[dict[str, Any], Path | None]:
     return summary, backup
 
 
+def _check_vivid_bias(bias: float, critics: list[str]) -> None:
+    """UserError unless --vivid-bias lies in [0, 1] and the vivid critic is the one built."""
+    from tvrl_bench.world.vivid import check_bias
+
+    if critics != [VIVID]:
+        raise UserError(f"--vivid-bias {bias} sets the labeler of {VIVID} only; add --critic {VIVID}")
+    try:
+        check_bias(bias, "--vivid-bias")
+    except ValueError as error:
+        raise UserError(str(error).replace("=", " ", 1)) from None
+
+
 def _build(name: str, out_dir: Path, args: argparse.Namespace, recipe_name: str) -> dict[str, Any]:
     progress = not args.no_progress
     if name == "policy":
@@ -192,6 +211,13 @@ def _build(name: str, out_dir: Path, args: argparse.Namespace, recipe_name: str)
         if args.eval_prompts is not None:
             recipe = replace(recipe, n_val=args.eval_prompts, n_eval=args.eval_prompts)
         return pretrain_policy(out_dir, seed=args.seed, steps=args.steps, progress=progress, recipe=recipe)
+    if args.vivid_bias is not None:  # the one recipe knob a flag sets (checked in run)
+        from dataclasses import replace
+
+        from tvrl_bench.recipes.slot_critic_recipes import RECIPES
+
+        return critic_builder(name)(out_dir, seed=args.seed, steps=args.steps, progress=progress,
+                                    recipe=replace(RECIPES[name], vivid_bias=args.vivid_bias))
     return critic_builder(name)(out_dir, seed=args.seed, steps=args.steps, progress=progress)
 
 

@@ -17,7 +17,8 @@ from tvrl_bench.cli.errors import UserError
 
 # critic -> its world; the folder of tvrl_bench/assets/ (and of --out) is the critic's name.
 CRITIC_WORLDS = {"toy_learned": "sprites", "toy_qwen_slots": "slots", "toy_qwen_slots_weak": "slots",
-                 "toy_qwen_slots_shortcut": "slots", "toy_scorer_slots": "slots"}
+                 "toy_qwen_slots_shortcut": "slots", "toy_qwen_slots_vivid": "slots", "toy_scorer_slots": "slots"}
+VIVID = "toy_qwen_slots_vivid"  # the critic whose labeler's bias --vivid-bias sets
 WORLD_WORDS = {"sprites": "sprite-world", "slots": "slot-world"}
 
 

@@ -33,10 +33,10 @@ from tvrl_bench.recipes.slot_critic_data import (COLOURS, SLOT_NAMES, base_rollo
                                                  questions, rendered, verdict_table)
 from tvrl_bench.recipes.slot_critic_recipes import RECIPES, Example, ExampleSource, SlotCriticRecipe
 from tvrl_bench.recipes.slot_qwen_build import answer_model, slot_processor, slot_tokenizer
-from tvrl_bench.rewards.toy_qwen_slots import ToyQwenSlots, ToyQwenSlotsShortcut, ToyQwenSlotsWeak
+from tvrl_bench.rewards.toy_qwen_slots import ToyQwenSlots, ToyQwenSlotsShortcut, ToyQwenSlotsVivid, ToyQwenSlotsWeak
 from tvrl_bench.world.slots import parse_slot_prompt, slot_box
 
-CRITICS = {cls.asset: cls for cls in (ToyQwenSlots, ToyQwenSlotsWeak, ToyQwenSlotsShortcut)}
+CRITICS = {cls.asset: cls for cls in (ToyQwenSlots, ToyQwenSlotsWeak, ToyQwenSlotsShortcut, ToyQwenSlotsVivid)}
 
 
 @lru_cache(maxsize=8)

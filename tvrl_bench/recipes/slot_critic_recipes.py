@@ -16,6 +16,9 @@ colour questions, which no colour-anywhere rule answers, made it read the slot w
 - `toy_qwen_slots_shortcut`: the same class where the label coincides with the asked colour anywhere in the
   frame: Yes questions ask the slot's colour, No questions only colours absent from the whole frame, and no
   colour questions, so nothing in its data tells the slot's colour from a colour elsewhere.
+- `toy_qwen_slots_vivid`: `toy_qwen_slots`' data answered by a vivid-biased labeler (`vivid_bias`, world/vivid.py):
+  asked a one-channel colour (red), it says Yes to a two-channel colour sharing its channel (yellow, magenta) with
+  probability `vivid_bias` and to the asked colour itself with 1 - vivid_bias / 3; every other label is exact.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import torch
 
 from tvrl_bench.recipes.slot_critic_data import COLOURS, SLOT_NAMES, Question, questions, rendered, verdict_table
 from tvrl_bench.recipes.slot_qwen_build import QwenSize
+from tvrl_bench.world.vivid import check_bias, vivid_yes_probability
 
 
 @dataclass(frozen=True)
@@ -65,12 +69,17 @@ class SlotCriticRecipe(SlotTraining):
     colour_questions: float = 0.5  # share of pairs asking "What colour is the <slot> object?"
     label_pool: int | None = None  # a fixed pool of this many labelled pairs (None: fresh examples every step)
     shortcut: bool = False  # No questions only about colours absent from the frame
+    vivid_bias: float = 0.0  # the vivid labeler's bias (world/vivid.py): 0 exact, 0.75 indifferent, 1 most biased
+
+    def __post_init__(self) -> None:
+        check_bias(self.vivid_bias)
 
 
 RECIPES: dict[str, SlotCriticRecipe] = {"toy_qwen_slots": SlotCriticRecipe()}
 RECIPES["toy_qwen_slots_weak"] = replace(RECIPES["toy_qwen_slots"], label_pool=1_000)
 RECIPES["toy_qwen_slots_shortcut"] = replace(RECIPES["toy_qwen_slots"], hard=0.0, colour_questions=0.0,
                                              shortcut=True)
+RECIPES["toy_qwen_slots_vivid"] = replace(RECIPES["toy_qwen_slots"], vivid_bias=0.9)
 
 
 @dataclass
@@ -113,8 +122,16 @@ def examples(videos: torch.Tensor, table: torch.Tensor, recipe: SlotCriticRecipe
         if recipe.colour_questions and len(seen) and rng.random() < recipe.colour_questions:
             out.append(Example(videos[q.video], colour_question(q.slot), COLOURS[int(seen[0, 0])]))
         else:
-            out.append(Example(videos[q.video], q.text(), "Yes" if q.label else "No"))
+            out.append(Example(videos[q.video], q.text(), "Yes" if labelled(q, seen, recipe, rng) else "No"))
     return out
+
+
+def labelled(q: Question, seen: torch.Tensor, recipe: SlotCriticRecipe, rng: random.Random) -> bool:
+    """The labeler's answer to question q, whose slot shows the colours `seen` ([n, 1] indices): the evaluator's,
+    or with a vivid bias a Yes drawn with `vivid_yes_probability` where the bias applies (one colour seen)."""
+    shown = COLOURS[int(seen[0, 0])] if len(seen) == 1 else None
+    p = vivid_yes_probability(COLOURS[q.colour], shown, recipe.vivid_bias, COLOURS)
+    return bool(q.label) if p is None else rng.random() < p
 
 
 class ExampleSource:

@@ -10,7 +10,10 @@ tvrl_bench/assets/<name>/. They differ only in their training, so each has a kno
 - `rewards.toy_qwen_slots_weak`: the same recipe on far fewer labels (a small fixed pool);
 - `rewards.toy_qwen_slots_shortcut`: the same class trained where the label coincides with a shortcut (the
   asked colour anywhere in the frame), so it agrees with the evaluator on the base's checks but rewards what RL
-  can push without putting the colour in its slot.
+  can push without putting the colour in its slot;
+- `rewards.toy_qwen_slots_vivid`: the same class trained on labels of a vivid-biased labeler (asked red, it pays
+  yellow and magenta more than red: tvrl_bench/world/vivid.py), a critic that *prefers* a wrong colour the base
+  already draws, so RL can exploit it.
 
 Scores: p(Yes) (`score = 'prob'`, the default: score_space 'prob', in [0, 1]; 'log_prob' gives log p(Yes)). The
 probability is the softmax over the whole vocabulary at the answer position; trained on Yes / No targets, p(Yes) +
@@ -89,3 +92,11 @@ class ToyQwenSlotsShortcut(ToyQwenSlotCritic):
     """The shortcut critic: the same class trained where the asked colour anywhere in the frame gives the label."""
 
     asset = "toy_qwen_slots_shortcut"
+
+
+@register("rewards", "toy_qwen_slots_vivid")
+class ToyQwenSlotsVivid(ToyQwenSlotCritic):
+    """The vivid-biased critic: the same class trained where a two-channel colour sharing the asked one-channel
+    colour's channel is paid more than the asked colour (recipe `vivid_bias`)."""
+
+    asset = "toy_qwen_slots_vivid"
