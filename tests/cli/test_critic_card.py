@@ -58,7 +58,11 @@ def test_a_small_card_writes_its_table_and_csv_and_logs_it_on_the_study(tmp_path
     assert "agreement_top_left" in oracle
     verdicts = rows[2]  # the evaluator's own verdicts agree with it exactly; credit from toy_oracle's maps
     assert float(verdicts["agreement"]) == 1.0 and float(verdicts["ece"]) == 0.0
+    for row in rows:  # the exact verdicts never order a pair against the evaluator (NaN: no pair ordered)
+        assert row["critic"] != "toy_verdicts" or row["inversion_checks"] in ("0.0000", "nan")
+        assert {"inversion", "inversion_checks", "inversion_vivid"} <= set(row)
     assert "| toy_oracle |" in text and "| toy_verdicts |" in text and text.count("\n|") >= 3
+    assert "inversion, base: reward / checks / vivid pairs / worst key" in text
 
 
 def test_help_explains_every_flag():

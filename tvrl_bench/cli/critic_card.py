@@ -1,6 +1,7 @@
 """`tvrl-bench critic-card`: each critic's quality against the exact evaluator, on a base's and a trained policy's
 rollouts: agreement per check, calibration (ECE), map locality and seconds per video (cli/critic_card_measure.py
-defines each). Prints a markdown table (one row per critic) and writes a CSV (one row per critic and rollout set,
+defines each), and inversion rates (cli/critic_card_inversions.py: the share of evaluator-ordered rollout pairs
+the critic orders the other way). Prints a markdown table (one row per critic) and writes a CSV (one row per critic and rollout set,
 with the agreement per slot).
 
     tvrl-bench critic-card [PRESET.gin ...] [--trained RUN_CHECKPOINT] [--seeds 0 1] [--csv critic_card.csv]
@@ -22,7 +23,8 @@ DEFAULT_CRITICS = ("components/rewards/toy_oracle.gin", "components/rewards/toy_
                    "components/rewards/toy_qwen_slots.gin", "components/rewards/toy_qwen_slots_weak.gin",
                    "components/rewards/toy_qwen_slots_shortcut.gin", "components/rewards/toy_scorer_slots.gin")
 COLUMNS = ("critic", "policy", "seed", "videos", "checks", "evaluator_mean", "critic_mean", "agreement", "ranking",
-           "ece", "locality", "locality_baseline", "seconds_per_video")
+           "ece", "locality", "locality_baseline", "inversion", "inversion_checks", "inversion_vivid",
+           "seconds_per_video")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -112,6 +114,7 @@ def rollout_sets(args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     _check_args(args)
     from tvrl_bench.cli.common import set_torch_threads
+    from tvrl_bench.cli.critic_card_inversions import inversions
     from tvrl_bench.cli.critic_card_measure import measure, seconds_per_video
     from tvrl_bench.world.checks import parse_check
     from tvrl_bench.world.declaration import world_of_check
@@ -129,7 +132,8 @@ def run(args: argparse.Namespace) -> int:
         speed = seconds_per_video(reward, sets[0], args.timing_videos)
         for s in sets:
             rows.append({"critic": name, "policy": s.policy, "seed": s.seed, "videos": len(s.prompts),
-                         "checks": int(s.mask.sum()), "seconds_per_video": speed, **measure(reward, s)})
+                         "checks": int(s.mask.sum()), "seconds_per_video": speed, **measure(reward, s),
+                         **inversions(reward, s)})
         if bar is not None:
             bar.update(1)
         else:
@@ -164,15 +168,17 @@ def write_csv(path: Path, rows: list[dict]) -> None:
 
 def markdown(rows: list[dict]) -> str:
     """One line per critic: agreement per base seed and on the trained policy, ECE and locality on the base, the
-    critic's 0-1 mean against the evaluator's on the base and trained policy, seconds per video."""
-    from tvrl_bench.report.study_page.critic_cards import fmt, locality_text, summarize
+    critic's 0-1 mean against the evaluator's on the base and trained policy, the inversion rates on the base,
+    seconds per video."""
+    from tvrl_bench.report.study_page.critic_cards import INVERSION_HEADER, fmt, inversion_text, locality_text, summarize
 
     lines = ["| critic | agreement, base (per seed) | agreement, trained | ECE, base | locality, base (uniform) | "
-             "critic / evaluator mean, base | critic / evaluator mean, trained | s / video |",
-             "|---|---|---|---|---|---|---|---|"]
+             f"critic / evaluator mean, base | critic / evaluator mean, trained | {INVERSION_HEADER} | s / video |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for c in summarize(rows):
         lines.append(f"| {c.critic} | {fmt(c.agreement_base)} | {fmt(c.agreement_trained)} | {fmt(c.ece)} | {locality_text(c)} | "
-                     f"{fmt(list(c.means_base))} | {fmt(list(c.means_trained))} | {c.seconds_per_video:.4f} |")
+                     f"{fmt(list(c.means_base))} | {fmt(list(c.means_trained))} | {inversion_text(c)} | "
+                     f"{c.seconds_per_video:.4f} |")
     return "\n".join(lines)
 
 

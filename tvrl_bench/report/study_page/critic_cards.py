@@ -2,7 +2,10 @@
 --study STUDY` measured it and logged it on the study's parent run (`critic_card.csv`, one row per critic, rollout
 set and noise seed). The page shows one line per critic: agreement on the base's rollouts (per seed) and on a
 trained policy's, calibration (ECE), map locality beside a uniform map's share, the critic's mean 0-1 reading beside
-the evaluator's, and seconds per video.
+the evaluator's, the inversion rates on the base's rollouts (the share of evaluator-ordered pairs of one prompt's
+rollouts that the critic orders the other way: by its reward, per check, on the pairs a vivid bias concerns, and
+its worst asked colour or check kind; above one half predicts that RL exploits the critic there), and seconds per
+video.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 CARD_ARTIFACT = "critic_card.csv"
+INVERSION_HEADER = "inversion, base: reward / checks / vivid pairs / worst key"
+POOLED_INVERSIONS = ("inversion", "inversion_checks", "inversion_vivid")
 e = html.escape
 
 
@@ -31,6 +36,8 @@ class CardSummary:
     means_base: tuple[float, float]  # (critic, evaluator)
     means_trained: tuple[float, float]
     seconds_per_video: float
+    inversions: tuple[float, float, float] = (math.nan, math.nan, math.nan)  # reward, checks, vivid pairs (base)
+    worst_inversion: tuple[str, float] = ("", math.nan)  # the asked colour or check kind inverted most (base)
 
 
 def _number(value: Any) -> float:
@@ -56,8 +63,17 @@ def summarize(rows: list[dict]) -> list[CardSummary]:
             _mean(base, "locality"), _mean(base, "locality_baseline"),
             (_mean(base, "critic_mean"), _mean(base, "evaluator_mean")),
             (_mean(trained, "critic_mean"), _mean(trained, "evaluator_mean")),
-            _mean(base + trained, "seconds_per_video")))
+            _mean(base + trained, "seconds_per_video"),
+            tuple(_mean(base, k) for k in POOLED_INVERSIONS), _worst(base)))
     return out
+
+
+def _worst(rows: list[dict]) -> tuple[str, float]:
+    """The per-key inversion column (`inversion_<key>`) with the highest mean over rows, and that mean."""
+    keys = sorted({k for r in rows for k in r if k.startswith("inversion_") and k not in POOLED_INVERSIONS})
+    means = [(k.removeprefix("inversion_"), _mean(rows, k)) for k in keys]
+    means = [m for m in means if not math.isnan(m[1])]
+    return max(means, key=lambda m: m[1]) if means else ("", math.nan)
 
 
 def fmt(values: list[float] | float, digits: int = 3) -> str:
@@ -70,6 +86,13 @@ def locality_text(card: CardSummary) -> str:
     """'0.615 (0.25)': the critic's locality beside a uniform map's share; 'n/a' when it has none."""
     text = fmt(card.locality)
     return text if text == "n/a" else f"{text} ({fmt(card.locality_uniform, 2)})"
+
+
+def inversion_text(card: CardSummary) -> str:
+    """'0.140 / 0.050 / 0.020 / 0.081 (blue)': reward, checks, vivid pairs, the worst key (n/a where missing)."""
+    pooled = " / ".join(fmt(v) for v in card.inversions)
+    key, worst = card.worst_inversion
+    return f"{pooled} / {fmt(worst)}" + (f" ({key})" if key else "")
 
 
 def read_cards(download: Callable[[str, str], Path | None], parent_run_id: str | None) -> list[dict] | None:
@@ -92,16 +115,21 @@ def critic_cards_section(cards: list[CardSummary], study_critics: list[str]) -> 
            'agreement with its verdict per check (for a scalar scorer, its score rounded to the share of checks '
            'passed) on the base\'s rollouts per noise seed and on a trained policy\'s, expected calibration error, '
            'the share of its input gradient inside the judged slot (a uniform map\'s share in brackets), its mean '
-           '0-1 reading beside the evaluator\'s, and seconds per video.</p>',
+           '0-1 reading beside the evaluator\'s, the inversion rates on the base (the share of pairs of one '
+           'prompt\'s rollouts that the evaluator orders and the critic orders the other way: by the critic\'s '
+           'reward, per check, on the pairs a vivid bias concerns, and the worst asked colour; above one half '
+           'predicts that RL exploits the critic), and seconds per video.</p>',
            '<table id="critic-cards-table"><thead><tr><th>Critic</th><th>Agreement, base</th><th>Agreement, trained'
            '</th><th>ECE</th><th>Locality (uniform)</th><th>Critic / evaluator mean, base</th>'
-           '<th>Critic / evaluator mean, trained</th><th>s / video</th></tr></thead><tbody>']
+           f'<th>Critic / evaluator mean, trained</th><th>{e(INVERSION_HEADER.capitalize())}</th><th>s / video</th>'
+           '</tr></thead><tbody>']
     ordered = sorted(cards, key=lambda c: c.critic not in study_critics)
     for c in ordered:
         name = c.critic if c.critic in study_critics else f"{c.critic} (not in this study)"
         out.append(f'<tr data-critic="{e(c.critic)}"><td>{e(name)}</td><td>{fmt(c.agreement_base)}</td>'
                    f'<td>{fmt(c.agreement_trained)}</td><td>{fmt(c.ece)}</td><td>{e(locality_text(c))}</td>'
                    f'<td>{fmt(list(c.means_base))}</td><td>{fmt(list(c.means_trained))}</td>'
+                   f'<td class="inversion">{e(inversion_text(c))}</td>'
                    f'<td>{fmt(c.seconds_per_video, 4)}</td></tr>')
     out.append("</tbody></table></section>")
     return out
