@@ -81,7 +81,7 @@ def test_the_sweep_ends_with_the_page_and_the_flag_before_the_mlflow_links(swept
     lines = result.stdout.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("  study page: "))
     assert lines[at] == f"  study page: {folder / 'index.html'} (final scores from eval/*)"
-    assert lines[at + 1].startswith(f"  reward hacking? {HACKER}: critic Δ +")
+    assert lines[at + 1].startswith(f"  reward hacking? {HACKER}: critic gain +")
     assert lines[at + 2].startswith("MLflow UI")  # the links stay last
     rows = {r["method"]: r for r in csv.DictReader(open(folder / "page_hacking.csv", newline=""))}
     assert set(rows) == {CONTROL, HACKER}
@@ -114,8 +114,8 @@ def test_the_page_opens_from_disk_in_chromium(swept, tmp_path):
 
             # the flagged line, on top and in the panel
             flags = page.eval_on_selector_all(".hacking-flag", "ps => ps.map(p => p.innerText)")
-            assert len(flags) == 1 and flags[0].startswith(f"⚠ reward hacking? {HACKER}: critic Δ +")
-            assert page.inner_text(f'#hacking-table tr.flagged[data-method="{HACKER}"] .verdict') == "flagged"
+            assert len(flags) == 1 and flags[0].startswith(f"⚠ reward hacking? {HACKER}: critic gain +")
+            assert page.inner_text(f'#hacking-table tr.flagged[data-method="{HACKER}"] .verdict').startswith("flagged: reward hacking")
 
             # every method's video of the first prompt plays (Chromium autoplays muted videos once they are on screen)
             page.locator("#videos .prompt").first.scroll_into_view_if_needed()

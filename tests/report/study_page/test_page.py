@@ -83,11 +83,11 @@ def page_study(new_study, mlflow_store, tmp_path_factory):
             log_artifacts(study, client, run_id, label, seed, folder)
     card = scratch / "critic_card.csv"  # as `tvrl-bench critic-card --study` logs it
     card.write_text("critic,policy,seed,agreement,ece,locality,locality_baseline,critic_mean,evaluator_mean,"
-                    "seconds_per_video\n"
-                    "toy_pattern,base,0,0.9000,0.0500,0.6000,0.2500,0.7000,0.6800,0.0100\n"
-                    "toy_pattern,base,1,0.8000,0.0700,0.5000,0.2500,0.7200,0.6900,0.0100\n"
-                    "toy_pattern,trained,0,0.7000,0.1000,0.4000,0.2500,0.9000,0.8000,0.0100\n"
-                    "toy_other,base,0,0.5000,nan,nan,nan,0.5000,0.6800,0.0200\n")
+                    "seconds_per_video,inversion,inversion_checks,inversion_vivid,inversion_red,inversion_blue\n"
+                    "toy_pattern,base,0,0.9000,0.0500,0.6000,0.2500,0.7000,0.6800,0.0100,0.1,0.2,0.6,0.7,0.1\n"
+                    "toy_pattern,base,1,0.8000,0.0700,0.5000,0.2500,0.7200,0.6900,0.0100,0.2,0.3,0.8,0.5,0.3\n"
+                    "toy_pattern,trained,0,0.7000,0.1000,0.4000,0.2500,0.9000,0.8000,0.0100,0.9,0.9,0.9,0.9,0.9\n"
+                    "toy_other,base,0,0.5000,nan,nan,nan,0.5000,0.6800,0.0200,0.3,nan,nan,,\n")
     client.log_artifact(study.parent_id, str(card))
     study.finish()
     out = tmp_path_factory.mktemp("reports")
@@ -127,8 +127,11 @@ def test_the_critic_cards_logged_on_the_parent_run_are_shown_per_critic(page_stu
     # agreement per base seed, on the trained policy, ECE and locality means over the base seeds, the means
     assert cells == ["toy_pattern", "0.900 / 0.800", "0.700", "0.060", "0.550 (0.25)", "0.710 / 0.685",
                      "0.900 / 0.800", "0.0100"]
+    # inversion rates, means over the base seeds: reward / checks / vivid pairs / the worst asked colour
+    assert re.findall(r'<td class="inversion">(.*?)</td>', rows[0][1]) == ["0.150 / 0.250 / 0.700 / 0.600 (red)"]
     other = re.findall(r"<td>(.*?)</td>", rows[1][1])
     assert other[0] == "toy_other (not in this study)" and other[2:5] == ["n/a", "n/a", "n/a"]
+    assert re.findall(r'<td class="inversion">(.*?)</td>', rows[1][1]) == ["0.300 / n/a / n/a / n/a"]
     assert '<a href="#critic-cards">' in html
 
 
@@ -147,14 +150,25 @@ def test_hacking_panel_numbers_and_the_flag(page_study):
                      {s: 100 * (base_critic[s] - base_overall[s]) for s in SEEDS})
         assert [float(row["gap"]), float(row["gap_ci_low"]), float(row["gap_ci_high"])] == pytest.approx(list(gap))
         assert row["baseline"] == "the base model" and row["seeds"] == "3"
+        # headroom-normalised gains by hand: a rise over the room left (1 - before), a fall over before
+        hand = {name: {s: 100 * ((a[s] - b[s]) / (1 - b[s]) if a[s] > b[s] else (a[s] - b[s]) / b[s]) for s in SEEDS}
+                for name, a, b in (("critic", critic, base_critic), ("evaluator", overall, base_overall))}
+        for name in ("critic", "evaluator"):
+            d, lo, hi = paired(hand[name], {s: 0.0 for s in SEEDS})
+            assert [float(row[f"{name}_gain{end}"]) for end in ("", "_ci_low", "_ci_high")] == pytest.approx([d, lo, hi])
+        assert [float(row[f"gain_gap{end}"]) for end in ("", "_ci_low", "_ci_high")] == \
+            pytest.approx(list(paired(hand["critic"], hand["evaluator"])))
+        assert row["scale"] == "headroom" and row["efficiency"] == "" and row["false_yes_delta"] == ""
     assert rows["window3"]["flagged"] == "1" and rows["uniform"]["flagged"] == "0"
     assert rows["window3"]["verdict"] == "hacking" and rows["uniform"]["verdict"] == "none"
     (flag,) = summary["page"]["flags"]
-    assert flag.startswith("reward hacking? window3: critic Δ +")
+    assert flag.startswith("reward hacking? window3: critic gain +") and "while the evaluator gain is -" in flag
     html = (folder / "index.html").read_text()
     assert f'<p class="hacking-flag">⚠ {flag}</p>' in html
     assert re.search(r'<tr class="flagged" data-method="window3">', html)
     assert not re.search(r'<tr class="flagged" data-method="uniform">', html)
+    # a gain curve per trained method: both start at 0 at step 0 (logged in the fixture's curves)
+    assert set(re.findall(r'<figure class="gain-curve" data-method="([^"]+)">', html)) == {"uniform", "window3"}
     assert page_lines(summary["page"]) == [f"  study page: {folder / 'index.html'} (final scores from eval/*)",
                                            f"  {flag}"]
 
@@ -257,7 +271,7 @@ def test_a_method_without_a_base_of_its_critic_is_compared_with_its_own_step_zer
 def test_a_method_that_learns_with_an_overstating_critic_is_flagged_as_overstated_not_hacking(
         new_study, mlflow_store, tmp_path_factory):
     """Both gains above 0, the critic's larger beyond the gap's interval: flagged (the issue's criterion) and graded
-    `overstated` (the evaluator confirms a smaller gain), listed after a hacking method."""
+    `overstated` (the critic gain exceeds the evaluator gain on the headroom scale), listed after a hacking method."""
     uri = mlflow_store[0]
     study = new_study("page_overstated")
     finals = {"base": ({0: 0.50, 1: 0.52, 2: 0.49}, {0: 0.40, 1: 0.41, 2: 0.39}),
@@ -275,9 +289,9 @@ def test_a_method_that_learns_with_an_overstating_critic_is_flagged_as_overstate
     assert (rows["uniform"]["flagged"], rows["uniform"]["verdict"]) == ("1", "overstated")
     assert (rows["window3"]["flagged"], rows["window3"]["verdict"]) == ("1", "hacking")
     hacking, overstated = summary["page"]["flags"]
-    assert hacking.startswith("reward hacking? window3: critic Δ +")
-    assert overstated.startswith("critic overstates the gain: uniform: critic Δ +")
-    assert overstated.endswith("(3 seeds); the evaluator confirms a smaller gain")
+    assert hacking.startswith("reward hacking? window3: critic gain +")
+    assert overstated.startswith("critic overstates the gain: uniform: critic gain +")
+    assert "exceeds the evaluator gain +" in overstated and overstated.endswith("(3 seeds)")
     html = (out / study.study / "index.html").read_text()
     assert f'<p class="hacking-flag">⚠ {hacking}</p>' in html and f'<p class="overstated-flag">△ {overstated}</p>' in html
     assert '<tr class="flagged overstated" data-method="uniform">' in html

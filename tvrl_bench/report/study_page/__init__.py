@@ -64,13 +64,15 @@ def csv_texts(data: Any) -> dict[str, str]:
     hacking = [["method", "critic", "source", "baseline", "seeds",
                 "critic_delta", "critic_ci_low", "critic_ci_high",
                 "evaluator_delta", "evaluator_ci_low", "evaluator_ci_high",
-                "gap", "gap_ci_low", "gap_ci_high", "flagged", "missing", "verdict"]]
+                "gap", "gap_ci_low", "gap_ci_high", "flagged", "missing", "verdict", "scale",
+                *(f"{n}{end}" for n in ("critic_gain", "evaluator_gain", "gain_gap", "false_yes_delta")
+                  for end in ("", "_ci_low", "_ci_high")), "efficiency"]]
     for r in data.hacking:
-        stats = [r.critic, r.evaluator, r.gap]
         seeds = r.gap.n_treated if r.gap is not None else (r.evaluator.n_treated if r.evaluator else "")
-        cells = [x for s in stats for x in ((_num(s.delta), _num(s.ci_low), _num(s.ci_high)) if s else ("",) * 3)]
+        cells = _stat_cells([r.critic, r.evaluator, r.gap])
+        gains = _stat_cells([r.critic_gain, r.evaluator_gain, r.gain_gap, r.false_yes])
         hacking.append([r.method, r.critic_name or "", data.source.prefix, r.baseline, seeds, *cells,
-                        int(r.flagged), r.missing or "", r.verdict])
+                        int(r.flagged), r.missing or "", r.verdict, r.scale, *gains, _num(r.efficiency)])
     comparisons = data.comparisons
     improvement = [["a", "b", "source", "p_a_beats_b", "ci_low", "ci_high", "seeds_a", "seeds_b", "tasks",
                     "delta_a_minus_b", "delta_ci_low", "delta_ci_high"]]
@@ -87,6 +89,11 @@ def csv_texts(data: Any) -> dict[str, str]:
                      *((_num(est.value), _num(est.low), _num(est.high), est.runs[0], est.tasks) if est
                        else ("",) * 5), q.missing or ""])
     return {name: _csv(rows) for name, rows in zip(CSV_FILES, (hacking, improvement, iqms))}
+
+
+def _stat_cells(stats: list) -> list[str]:
+    """(delta, ci_low, ci_high) of each DeltaStat, empty for a missing one."""
+    return [x for s in stats for x in ((_num(s.delta), _num(s.ci_low), _num(s.ci_high)) if s else ("",) * 3)]
 
 
 def _csv(rows: list[list]) -> str:

@@ -16,6 +16,7 @@ from tvrl_bench.report.runs.frames import logged_nan
 from tvrl_bench.report.runs.study import StudyRuns
 from tvrl_bench.report.study_page.comparisons import Comparisons, compare
 from tvrl_bench.report.study_page.critic_cards import CardSummary, read_cards, summarize
+from tvrl_bench.report.study_page.gain_curves import gain_curves
 from tvrl_bench.report.study_page.hacking import HackingRow, hacking_rows
 from tvrl_bench.report.study_page.methods import Method, Source, choose_source, common_seed, group_methods
 from tvrl_bench.report.study_page.svg import Curve, colour, curves_svg
@@ -62,6 +63,8 @@ class PageData:
     curves: list[tuple[str, str]] = field(default_factory=list)  # (metric, svg)
     curve_notes: list[str] = field(default_factory=list)
     hacking: list[HackingRow] = field(default_factory=list)
+    gain_curves: list[tuple[str, str]] = field(default_factory=list)  # (method, svg): gain_curves.py
+    gain_curve_notes: list[str] = field(default_factory=list)
     comparisons: Comparisons | None = None
     video_seed: str | None = None
     videos: list[PromptRow] = field(default_factory=list)
@@ -101,6 +104,7 @@ def gather(runs: StudyRuns, client: Any, cache: Any, tables: list[TableResult], 
         cache.prefetch(run_ids, metric)
     data.curves, data.curve_notes = _curves(methods, cache)
     data.hacking = hacking_rows(methods, source, _step_zero(runs.trials, cache))
+    data.gain_curves, data.gain_curve_notes = gain_curves(methods, cache)
     reader = ArtifactReader(client)
     try:
         data.comparisons = compare(methods, source, reader.prompt_scores, resamples=resamples)

@@ -1,19 +1,18 @@
 """The reward-hacking panel: per method, the critic's gain and the evaluator's gain over the base, paired by seed,
-and their difference; a method whose critic gain exceeds its evaluator gain beyond the difference's interval is
-flagged.
+on the raw scale and on a headroom-normalised one, the verdict of the rules in hacking_rules.py, and the critic's
+efficiency against the exact oracle.
 
 Per method M and seed s, with c = the final critic reward (`<source>/critic_reward`) and e = the final evaluator
-score (`<source>/overall`), both x 100, and b the baseline of the same seed:
-    critic Δ = mean_s (c_M,s - c_b,s),  evaluator Δ = mean_s (e_M,s - e_b,s),
-    gap      = mean_s ((c_M,s - e_M,s) - (c_b,s - e_b,s)) = critic Δ - evaluator Δ,
-each with the paired t-interval over seeds (report.stats.paired_delta, the tables' interval). M is flagged when
-its gap's 95% interval lies above 0 and its critic Δ is positive: the critic says it improved by more than the
-independent evaluator confirms. A flag is read in two grades, since a proxy that rises faster than the truth is the
-ordinary case of a method that learns:
-- `hacking`: the evaluator does not confirm a gain (its interval reaches 0 or below): the critic rose and the
-  evaluator did not, the reward hacking Flow-GRPO's and DanceGRPO's users report;
-- `overstated`: the evaluator's gain is above 0 too, smaller than the critic's: the method improved, and its
-  critic reads more into it than the evaluator.
+score (`<source>/overall`), and b the baseline of the same seed:
+    critic Δ = mean_s 100 (c_M,s - c_b,s),  evaluator Δ = mean_s 100 (e_M,s - e_b,s),
+    gap      = mean_s 100 ((c_M,s - e_M,s) - (c_b,s - e_b,s)) = critic Δ - evaluator Δ          (raw, shown)
+    critic gain = mean_s g(c_b,s, c_M,s),  evaluator gain = mean_s g(e_b,s, e_M,s),
+    gain gap    = mean_s (g(c_b,s, c_M,s) - g(e_b,s, e_M,s))                              (what the rules read)
+with g = 100 x the normalised change (hacking_rules.py; raw x 100 for a critic off [0, 1]), each with the paired
+t-interval over seeds (report.stats.paired_delta, the tables' interval), and where the runs log it the critic's
+false-yes rate Δ (`<source>/critic_false_yes`, x 100). The verdict (`hacking`, `overstated`, `none`) and the
+efficiency (M's evaluator gain over that of the method trained on `toy_oracle` with the same other axis values) are
+hacking_rules.py's.
 
 The baseline is the study's base model scored by the same critic (base runs whose `reward` param is M's): the
 critic Δ only means something when both sides were scored by one critic. Failing that, with `eval/*` metrics, it
@@ -24,13 +23,15 @@ during training on every eval prompt); else the row says what is missing.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 from tvrl_bench.report.stats.intervals import DeltaStat, paired_delta
-from tvrl_bench.report.study_page.methods import Method, Source
+from tvrl_bench.report.study_page.hacking_rules import SCALE, efficiency, gains, mean_stat, verdict
+from tvrl_bench.report.study_page.methods import AXES, Method, Source
 
-SCALE = 100.0
+ORACLE = "toy_oracle"  # the exact critic whose evaluator gain the efficiency divides by
+FALSE_YES = "critic_false_yes"  # <source>/critic_false_yes: share of checks the critic says yes to and the evaluator no
 
 
 @dataclass
@@ -42,34 +43,40 @@ class HackingRow:
     evaluator: DeltaStat | None
     gap: DeltaStat | None
     missing: str | None = None  # why a delta could not be computed
-
-    @property
-    def flagged(self) -> bool:
-        return _above_zero(self.gap) and self.critic is not None and self.critic.delta > 0
+    critic_gain: DeltaStat | None = None  # normalised (hacking_rules.gains), x 100
+    evaluator_gain: DeltaStat | None = None
+    gain_gap: DeltaStat | None = None
+    false_yes: DeltaStat | None = None  # the critic's false-yes rate Δ x 100, where logged
+    scale: str = ""  # 'headroom' or 'raw': the gains' scale
+    efficiency: float = math.nan
+    evaluator_gains: dict[str, float] = field(default_factory=dict, repr=False)
 
     @property
     def verdict(self) -> str:
-        """`hacking`, `overstated` (both flagged), `none` (assessed, not flagged) or "" (not assessed: no gap, or
-        one seed, which gives the gap no interval)."""
-        if self.flagged:
-            return "overstated" if _above_zero(self.evaluator) else "hacking"
-        return "none" if self.gap is not None and not math.isnan(self.gap.ci_low) else ""
+        """`hacking`, `overstated`, `none` (assessed, not flagged) or "" (not assessed: no gain gap, or one seed,
+        which gives it no interval): hacking_rules.verdict."""
+        return verdict(self.critic_gain, self.evaluator_gain, self.gain_gap, self.false_yes)
+
+    @property
+    def flagged(self) -> bool:
+        return self.verdict in ("hacking", "overstated")
 
     def line(self) -> str:
         """One line for the page and the sweep's last lines."""
-        c, e, g = self.critic, self.evaluator, self.gap
+        c, e, g = self.critic_gain, self.evaluator_gain, self.gain_gap
         assert c is not None and e is not None and g is not None
         scored = f" (scored by {self.critic_name})" if self.critic_name and self.baseline == "the base model" else ""
         lead = "reward hacking?" if self.verdict == "hacking" else "critic overstates the gain:"
-        tail = "; the evaluator confirms a smaller gain" if self.verdict == "overstated" else ""
-        return (f"{lead} {self.method}: critic Δ {c.delta:+.2f} [{c.ci_low:+.2f}, {c.ci_high:+.2f}] exceeds "
-                f"evaluator Δ {e.delta:+.2f} [{e.ci_low:+.2f}, {e.ci_high:+.2f}] by {g.delta:+.2f} "
-                f"[{g.ci_low:+.2f}, {g.ci_high:+.2f}] over {self.baseline}{scored} ({g.n_treated} seeds){tail}")
+        said = "while the evaluator gain is" if self.verdict == "hacking" else "exceeds the evaluator gain"
+        fy = self.false_yes
+        rising = (f"; its false-yes rate rose {fy.delta:+.2f} [{fy.ci_low:+.2f}, {fy.ci_high:+.2f}]"
+                  if self.verdict == "hacking" and fy is not None and fy.ci_low > 0 else "")
+        return (f"{lead} {self.method}: critic gain {_stat(c)} {said} {_stat(e)} (gap {_stat(g)}; {self.scale} "
+                f"scale, x100) over {self.baseline}{scored} ({g.n_treated} seeds){rising}")
 
 
-def _above_zero(d: DeltaStat | None) -> bool:
-    """True when d's 95% interval lies above 0 (False without d or without an interval: NaN > 0 is False)."""
-    return d is not None and d.ci_low > 0
+def _stat(d: DeltaStat) -> str:
+    return f"{d.delta:+.2f} [{d.ci_low:+.2f}, {d.ci_high:+.2f}]"
 
 
 StepZero = Callable[[str, str], "float | None"]  # (run id, metric) -> its value at step 0, or None
@@ -78,7 +85,19 @@ StepZero = Callable[[str, str], "float | None"]  # (run id, metric) -> its value
 def hacking_rows(methods: list[Method], source: Source, step_zero: StepZero | None = None) -> list[HackingRow]:
     """One row per method other than the base model, in the methods' order."""
     base = next((m for m in methods if m.base), None)
-    return [_row(m, base, source, step_zero) for m in methods if not m.base]
+    trained = [m for m in methods if not m.base]
+    rows = [_row(m, base, source, step_zero) for m in trained]
+    for method, row in zip(trained, rows):
+        oracle = next((r for m, r in zip(trained, rows) if m.param("reward") == ORACLE and _same_but_reward(m, method)),
+                      None)
+        if oracle is not None and method.param("reward") != ORACLE:
+            row.efficiency = efficiency(row.evaluator_gains, oracle.evaluator_gains)
+    return rows
+
+
+def _same_but_reward(a: Method, b: Method) -> bool:
+    """a and b differ at most in their critic (`reward` param)."""
+    return all(a.param(axis) == b.param(axis) for axis in AXES if axis != "reward")
 
 
 def _scaled(values: dict[str, float]) -> dict[str, float]:
@@ -109,6 +128,8 @@ def _row(method: Method, base: Method | None, source: Source, step_zero: StepZer
         row.missing = f"no base run{who} and no step-0 evaluation to compare with"
         return row
     row.evaluator = paired_delta(_scaled(evaluator_m), _scaled(evaluator_b))
+    row.evaluator_gains, _ = gains(evaluator_m, evaluator_b)
+    row.evaluator_gain = mean_stat(row.evaluator_gains)
     if not critic_m:
         row.missing = method.why_absent(source.critic, "no {metric} logged: the critic's gain is unknown")
         return row
@@ -120,9 +141,24 @@ def _row(method: Method, base: Method | None, source: Source, step_zero: StepZer
     seeds = set(evaluator_m) & set(critic_m) & set(evaluator_b) & set(critic_b)
     row.gap = paired_delta({s: SCALE * (critic_m[s] - evaluator_m[s]) for s in seeds},
                            {s: SCALE * (critic_b[s] - evaluator_b[s]) for s in seeds})
+    critic_gains, row.scale = gains(critic_m, critic_b)
+    row.critic_gain = mean_stat(critic_gains)
+    row.gain_gap = paired_delta({s: critic_gains[s] for s in seeds}, {s: row.evaluator_gains[s] for s in seeds})
+    row.false_yes = _false_yes(method, baseline, source, step_zero)
     if math.isnan(row.gap.ci_low):
         row.missing = f"{len(seeds)} paired seed{'s' if len(seeds) != 1 else ''}: the gap needs 2 or more for an interval"
     return row
+
+
+def _false_yes(method: Method, baseline: Method | None, source: Source, step_zero: StepZero | None) -> DeltaStat | None:
+    """The critic's false-yes rate Δ x 100 over the same baseline, where both sides logged it; else None."""
+    metric = f"{source.prefix}/{FALSE_YES}"
+    after = method.per_seed(metric)
+    if baseline is not None:
+        before = baseline.per_seed(metric)
+    else:
+        before = _step_zero(method, metric, step_zero) if step_zero is not None else {}
+    return paired_delta(_scaled(after), _scaled(before)) if after and before else None
 
 
 def _base_runs(base: Method | None, critic: str | None) -> Method | None:

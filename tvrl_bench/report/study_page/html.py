@@ -4,29 +4,16 @@ URIs, so it opens from disk (or as an MLflow artifact) with no server and no oth
 from __future__ import annotations
 
 import html
-import math
 import time
 
-from tvrl_bench.report.stats.intervals import DeltaStat
 from tvrl_bench.report.study_page.build import PageData, VideoCell
+from tvrl_bench.report.study_page.cells import delta_cell
 from tvrl_bench.report.study_page.critic_cards import critic_cards_section
 from tvrl_bench.report.study_page.decisions import decisions_section
+from tvrl_bench.report.study_page.hacking_html import hacking_section
 from tvrl_bench.report.study_page.style import CSS
 
 e = html.escape
-
-
-def delta_text(d: DeltaStat | None) -> str:
-    if d is None or math.isnan(d.delta):
-        return "—"
-    if math.isnan(d.ci_low):
-        return f"{d.delta:+.2f} [n/a]†"
-    return f"{d.delta:+.2f} [{d.ci_low:+.2f}, {d.ci_high:+.2f}]" + ("" if d.excludes_zero else "†")
-
-
-def _delta_cell(d: DeltaStat | None) -> str:
-    cls = ' class="ns"' if d is not None and not math.isnan(d.delta) and not d.excludes_zero else ""
-    return f"<td{cls}>{e(delta_text(d))}</td>"
 
 
 def render(data: PageData, files: list[str]) -> str:
@@ -36,7 +23,7 @@ def render(data: PageData, files: list[str]) -> str:
     out += _tables(data)
     out += decisions_section(data.decisions, data.finished_trials, data.base_rows)
     out += _curves(data)
-    out += _hacking(data)
+    out += hacking_section(data)
     out += critic_cards_section(data.critic_cards, data.study_critics)
     out += _videos(data)
     out += _credit(data)
@@ -99,38 +86,6 @@ def _curves(data: PageData) -> list[str]:
         out.append('<div class="curves">' + "".join(svg for _, svg in data.curves) + "</div>")
     out += [f'<p class="muted">{e(n)}</p>' for n in data.curve_notes]
     out.append("</section>")
-    return out
-
-
-def _hacking(data: PageData) -> list[str]:
-    src = data.source
-    out = ['<section id="hacking"><h2>Reward hacking</h2>',
-           f'<p class="meta">Per method, the gain of the critic it was trained on ({e(src.critic)}) and of the '
-           f'independent evaluator ({e(src.overall)}) over its baseline, ×100, paired by seed with 95% t-intervals, '
-           'and their difference (critic Δ − evaluator Δ). A method is flagged when that difference\'s interval lies '
-           'above 0 (and its critic Δ is positive): the critic claims more gain than the evaluator confirms. '
-           '<b>Reward hacking?</b> when the evaluator confirms no gain (its interval reaches 0); <b>overstated</b> '
-           'when the evaluator confirms a smaller gain (the method learned; its critic reads more into it). Both '
-           'are read on their own scales; † marks an interval that includes 0.</p>']
-    if not data.hacking:
-        out.append('<p class="muted">No trained method in this study.</p></section>')
-        return out
-    out.append('<table id="hacking-table"><thead><tr><th>Method</th><th>Critic</th><th>Baseline</th><th>Critic Δ</th>'
-               "<th>Evaluator Δ</th><th>Gap: critic Δ − evaluator Δ</th><th>Verdict</th></tr></thead><tbody>")
-    for r in data.hacking:
-        if r.verdict == "hacking":
-            verdict = "flagged"
-        elif r.verdict == "overstated":
-            verdict = "flagged: overstated (the evaluator confirms a smaller gain)"
-        elif r.missing:
-            verdict = r.missing
-        else:
-            verdict = "not flagged"
-        cls = {"hacking": ' class="flagged"', "overstated": ' class="flagged overstated"'}.get(r.verdict, "")
-        out.append(f'<tr{cls} data-method="{e(r.method)}"><td>{e(r.method)}</td><td>{e(r.critic_name or "—")}</td>'
-                   f'<td>{e(r.baseline or "—")}</td>{_delta_cell(r.critic)}{_delta_cell(r.evaluator)}'
-                   f'{_delta_cell(r.gap)}<td class="verdict">{e(verdict)}</td></tr>')
-    out.append("</tbody></table></section>")
     return out
 
 
@@ -223,7 +178,7 @@ def _improvement(data: PageData) -> list[str]:
             text = f"{est.value:.3f} [{est.low:.3f}, {est.high:.3f}]{mark}"
             cls = "" if est.excludes_value(0.5) else ' class="ns"'
             runs, tasks = ", ".join(str(r) for r in est.runs), str(est.tasks)
-        out.append(f"<tr><td>{e(p.a)}</td><td>{e(p.b)}</td><td{cls}>{e(text)}</td>{_delta_cell(p.delta)}"
+        out.append(f"<tr><td>{e(p.a)}</td><td>{e(p.b)}</td><td{cls}>{e(text)}</td>{delta_cell(p.delta)}"
                    f"<td>{runs}</td><td>{tasks}</td></tr>")
     out.append("</tbody></table>")
     out.append('<h3>Interquartile mean</h3><table id="iqm-table"><thead><tr><th>Method</th><th>IQM (×100)</th>'
