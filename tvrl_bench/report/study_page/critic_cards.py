@@ -89,10 +89,11 @@ def locality_text(card: CardSummary) -> str:
 
 
 def inversion_text(card: CardSummary) -> str:
-    """'0.140 / 0.050 / 0.020 / 0.081 (blue)': reward, checks, vivid pairs, the worst key (n/a where missing)."""
+    """'0.140 / 0.050 / 0.020 / 0.081 (blue)': reward, checks, vivid pairs, the worst key (named where above 0;
+    n/a where missing)."""
     pooled = " / ".join(fmt(v) for v in card.inversions)
     key, worst = card.worst_inversion
-    return f"{pooled} / {fmt(worst)}" + (f" ({key})" if key else "")
+    return f"{pooled} / {fmt(worst)}" + (f" ({key})" if key and worst > 0 else "")
 
 
 def read_cards(download: Callable[[str, str], Path | None], parent_run_id: str | None) -> list[dict] | None:
