@@ -62,6 +62,14 @@ def test_a_critic_that_scores_against_the_evaluator_inverts_every_pair():
     assert math.isnan(rows["inversion_vivid"])  # lures are judged on the video: none is now a failing rollout's
 
 
+def test_the_shipped_vivid_critic_prefers_the_lures_and_the_accurate_one_does_not():
+    from tvrl_bench.rewards.toy_qwen_slots import ToyQwenSlots, ToyQwenSlotsVivid
+
+    vivid, accurate = inversions(ToyQwenSlotsVivid(), rollout_set()), inversions(ToyQwenSlots(), rollout_set())
+    assert vivid["inversion_vivid"] == 1.0 and accurate["inversion_vivid"] == 0.0
+    assert accurate["inversion_checks"] == 0.0
+
+
 @pytest.mark.parametrize("checks", [["Is there a red circle?"] * 4])
 def test_no_vivid_column_off_the_slot_world(checks):
     s = rollout_set()

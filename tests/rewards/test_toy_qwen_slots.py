@@ -14,7 +14,7 @@ from tvrl_bench.config.errors import ConfigError
 from tvrl_bench.evaluators.critic_quality import agreement
 from tvrl_bench.recipes.slot_critic_data import fixed_check_set
 from tvrl_bench.recipes.slot_qwen_build import answer_model, slot_processor, slot_tokenizer
-from tvrl_bench.rewards.toy_qwen_slots import ToyQwenSlots, ToyQwenSlotsShortcut, ToyQwenSlotsWeak
+from tvrl_bench.rewards.toy_qwen_slots import ToyQwenSlots, ToyQwenSlotsShortcut, ToyQwenSlotsVivid, ToyQwenSlotsWeak
 from tvrl_bench.rewards.toy_slot_assets import ASSETS
 from tests.rewards.tiny_slot_critics import PROMPTS, SMALL, prompt_checks
 
@@ -94,7 +94,7 @@ def test_a_missing_or_corrupt_asset_is_one_line_with_the_fix(tiny_folder, tmp_pa
     assert "rewards.toy_qwen_slots_shortcut" in message and "corrupt" in message and "\n" not in message
 
 
-@pytest.mark.parametrize("cls", [ToyQwenSlots, ToyQwenSlotsWeak, ToyQwenSlotsShortcut])
+@pytest.mark.parametrize("cls", [ToyQwenSlots, ToyQwenSlotsWeak, ToyQwenSlotsShortcut, ToyQwenSlotsVivid])
 def test_shipped_asset_reaches_its_recorded_accuracy(cls):
     """The shipped weights load, and on the fixed rendered set score what their pretrain.json recorded."""
     record = json.loads((ASSETS / cls.asset / "pretrain.json").read_text())

@@ -21,7 +21,8 @@ from tvrl_bench.cli.errors import UserError
 
 DEFAULT_CRITICS = ("components/rewards/toy_oracle.gin", "components/rewards/toy_verdicts.gin",
                    "components/rewards/toy_qwen_slots.gin", "components/rewards/toy_qwen_slots_weak.gin",
-                   "components/rewards/toy_qwen_slots_shortcut.gin", "components/rewards/toy_scorer_slots.gin")
+                   "components/rewards/toy_qwen_slots_shortcut.gin", "components/rewards/toy_qwen_slots_vivid.gin",
+                   "components/rewards/toy_scorer_slots.gin")
 COLUMNS = ("critic", "policy", "seed", "videos", "checks", "evaluator_mean", "critic_mean", "agreement", "ranking",
            "ece", "locality", "locality_baseline", "inversion", "inversion_checks", "inversion_vivid",
            "seconds_per_video")
