@@ -9,7 +9,8 @@ Small modules, one job each:
 - checks.py: `checks_for`, `negative_checks`, `parse_check -> CheckSpec`, `answer`.
 - render.py: `render_batch(scenes) -> video[B, F, 3, H, W]`, `sprite_masks`, `ground_truth_videos`.
 - slots.py: the slot world: `SlotWorld`, `SlotScene`, its prompts and checks, `render_slots(scenes) -> video[B, F,
-  3, H, W]`.
+  3, H, W]`.   vivid.py: the palette's vivid lures of a one-channel colour (`lures`) and a vivid-biased labeler's
+  Yes probability (a learned critic's bias, docs/toy/critics.md).
 - declaration.py: which world a component serves and a policy checkpoint was trained on, declared once
   (`served_worlds`, `checkpoint_world`, `PROFILES`).
 The toy datasets (`datasets/toy.py`, `datasets/toy_slots.py`) and the exact evaluator (`evaluators/toy.py`) are
