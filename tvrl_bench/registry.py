@@ -9,6 +9,7 @@ Every component is a class registered under a module-qualified gin name, `<famil
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
 import inspect
 from dataclasses import dataclass
@@ -168,7 +169,13 @@ def register(family: str, name: str) -> Callable[[Any], Any]:
 
 def component_modules() -> list[str]:
     """Every module of the families' packages whose source registers a component (`@register(`), found by
-    reading the files, not importing them; a new component module is found without being listed anywhere."""
+    reading the files, not importing them; a new component module is found without being listed anywhere (read
+    once per process: a study's plan loads hundreds of configs)."""
+    return list(_component_modules())
+
+
+@functools.cache
+def _component_modules() -> tuple[str, ...]:
     modules = []
     for family in FAMILIES.values():
         spec = importlib.util.find_spec(family.package)
@@ -179,7 +186,7 @@ def component_modules() -> list[str]:
                 if "@register(" in path.read_text(encoding="utf-8"):
                     relative = path.relative_to(folder).with_suffix("").parts
                     modules.append(".".join((family.package, *relative)))
-    return modules
+    return tuple(modules)
 
 
 def import_components(extra_modules: list[str] | None = None) -> None:

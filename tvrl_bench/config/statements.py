@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import tokenize
 from pathlib import Path
 from dataclasses import dataclass, field
@@ -77,25 +78,28 @@ def syntax_message(exc: SyntaxError, origin: str) -> str:
 
 
 def binding_locations(loaded: LoadedConfig) -> dict[tuple[str, str, str], str]:
-    """(scope, selector, param) -> "file.gin:LINE" (or "--gin_bindings") of the binding gin applied last."""
+    """(scope, selector, param) -> "file.gin:LINE" (or "--gin_bindings") of the binding gin applied last.
+
+    Computed once per config (kept on `loaded` while its files and bindings stay the same): a study's plan asks
+    where each of thousands of values was bound."""
+    key = (tuple(loaded.files), tuple(loaded.bindings))
+    cached = getattr(loaded, "_binding_locations", None)
+    if cached is not None and cached[0] == key:
+        return cached[1]
     found: dict[tuple[str, str, str], str] = {}
     seen: set[str] = set()
 
     def read(text: str, origin: str | None) -> None:
         """Record the bindings of a file's (or the command line's, origin None) text; follow its includes."""
-        try:
-            statements = list(config_parser.ConfigParser(text, ListingDelegate()))
-        except (SyntaxError, tokenize.TokenError):
-            return
-        for s in statements:
-            if isinstance(s, config_parser.IncludeStatement):
+        for kind, *rest in _listed_statements(text):
+            if kind == "include":
                 try:
-                    walk(str(resolve(s.filename)))
+                    walk(str(resolve(rest[0])))
                 except ConfigError:
                     pass
-            elif isinstance(s, config_parser.BindingStatement):
-                place = f"{origin}:{s.location.line_num}" if origin else "--gin_bindings"
-                found[(s.scope or "", s.selector, s.arg_name or "")] = place
+            else:
+                scope, selector, param, line = rest
+                found[(scope, selector, param)] = f"{origin}:{line}" if origin else "--gin_bindings"
 
     def walk(path: str) -> None:
         if path in seen:  # gin would stop on a cycle; here it only must not loop
@@ -110,7 +114,26 @@ def binding_locations(loaded: LoadedConfig) -> dict[tuple[str, str, str], str]:
         walk(path)
     for text in loaded.bindings:  # in order: an `include` there binds its file's values at their lines
         read(text, None)
+    object.__setattr__(loaded, "_binding_locations", (key, found))
     return found
+
+
+@functools.lru_cache(maxsize=1024)
+def _listed_statements(text: str) -> tuple[tuple, ...]:
+    """A gin text's include and binding statements, in order: ("include", filename) or ("bind", scope, selector,
+    param, line); () when it does not parse (the loader reports that). Cached by text: the files of a study's
+    trials are the same few presets, parsed once."""
+    try:
+        statements = list(config_parser.ConfigParser(text, ListingDelegate()))
+    except (SyntaxError, tokenize.TokenError):
+        return ()
+    listed: list[tuple] = []
+    for s in statements:
+        if isinstance(s, config_parser.IncludeStatement):
+            listed.append(("include", s.filename))
+        elif isinstance(s, config_parser.BindingStatement):
+            listed.append(("bind", s.scope or "", s.selector, s.arg_name or "", s.location.line_num))
+    return tuple(listed)
 
 
 def short_origin(origin: str) -> str:

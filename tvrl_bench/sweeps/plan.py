@@ -151,13 +151,19 @@ def expand(study: Study, study_file: str, overrides: list[str] = ()) -> list[Tri
             "remove a rule from exclude or add axis values"
         )
     keyed = []
+    loaded_arm = None
     try:
         for spec in trials:
-            try:
-                loaded = gin_config.load_config(list(spec.files), list(spec.bindings))
-                check_trial_config(loaded)
-            except gin_config.ConfigError as exc:  # a binding of the study file, not of the command line
-                raise gin_config.ConfigError(validate.in_study_file(str(exc), study.bindings, study_file)) from None
+            arm = (spec.files, spec.bindings[:-2] if spec.base else spec.bindings[:-1], spec.base)
+            if arm == loaded_arm:  # the seeds of one arm differ in the seed alone: parse and check the arm once
+                gin.bind_parameter("training.trial.seed", spec.seed)
+            else:
+                try:
+                    loaded = gin_config.load_config(list(spec.files), list(spec.bindings))
+                    check_trial_config(loaded)
+                except gin_config.ConfigError as exc:  # a binding of the study file, not of the command line
+                    raise gin_config.ConfigError(validate.in_study_file(str(exc), study.bindings, study_file)) from None
+                loaded_arm = arm
             gpus = _bound("training.trial.num_gpus", 0)
             keyed.append(TrialSpec(spec.files, spec.bindings, spec.labels, spec.seed, spec.base, trial_key(), int(gpus)))
     finally:
