@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from tests.sweeps.helpers import write_study
+from tvrl_bench import config as gin_config
 from tvrl_bench.config import ConfigError
 from tvrl_bench.sweeps.plan import expand, load_study
+from tvrl_bench.training.trial.identity import trial_key
 
 
 def test_every_combination_and_seed_is_a_trial_with_a_stable_unique_key(tmp_path):
@@ -21,6 +23,19 @@ def test_every_combination_and_seed_is_a_trial_with_a_stable_unique_key(tmp_path
     assert [t.key for t in again] == [t.key for t in trials]
     longer = expand(study, resolved, ["training.trial.steps = 50"])
     assert not {t.key for t in longer} & {t.key for t in trials}
+
+
+def test_each_seed_s_key_is_the_key_of_its_own_config_parsed_alone(tmp_path):
+    """expand parses an arm once and binds each further seed directly: the keys must equal parsing each trial's
+    files and bindings on their own (base rows, whose seed binding is not the last, included)."""
+    path = write_study(tmp_path, "/nowhere", axes="{'credit': ['uniform', 'window3']}", seeds="[0, 3, 1]")
+    path.write_text(path.read_text().replace("sweeps.study.seeds", "sweeps.study.base = True\nsweeps.study.seeds"))
+    study, resolved = load_study(str(path))
+    trials = expand(study, resolved, ["training.trial.eval_prompts = 8"])
+    assert len(trials) == 3 + 2 * 3
+    for trial in trials:
+        gin_config.load_config(list(trial.files), list(trial.bindings))
+        assert trial_key() == trial.key, trial
 
 
 def test_base_rows_train_nothing(tmp_path):
