@@ -37,6 +37,8 @@ SMOKE_ARGS: dict[str, list[str]] = {
     "benchmarks/gpu_smoke.py": ["--steps", "1", "--allow-cpu"],
     "benchmarks/report.py": ["--root", "{tmp}/report", "--repeats", "1", "--runs", "48"],
     "benchmarks/study_page.py": ["--root", "{tmp}/page", "--repeats", "1"],
+    "benchmarks/seed_batching.py": ["--seeds", "2", "--repeats", "1", "--policy-path", "{policy}",
+                                    "--gin_bindings", *SMALL],
     "benchmarks/step.py": ["--steps", "1", "--credit-repeats", "1", "--policy-path", "{policy}", "--gin_bindings",
                            *SMALL],
     "benchmarks/sweep.py": ["--trials", "2", "--steps", "1", *PROFILE],
