@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import importlib
 import inspect
 from dataclasses import dataclass
 from pathlib import Path
@@ -167,15 +166,9 @@ def register(family: str, name: str) -> Callable[[Any], Any]:
     return decorate
 
 
-def component_modules() -> list[str]:
-    """Every module of the families' packages whose source registers a component (`@register(`), found by
-    reading the files, not importing them; a new component module is found without being listed anywhere (read
-    once per process: a study's plan loads hundreds of configs)."""
-    return list(_component_modules())
-
-
 @functools.cache
-def _component_modules() -> tuple[str, ...]:
+def component_modules() -> tuple[str, ...]:
+    """The families' modules whose source registers a component (`@register(`): files read once, not imported."""
     modules = []
     for family in FAMILIES.values():
         spec = importlib.util.find_spec(family.package)
@@ -195,7 +188,7 @@ def import_components(extra_modules: list[str] | None = None) -> None:
     A component defined outside the package is registered by importing its module: name it here, or write
     `import my_package.my_critic` at the top of its preset (gin imports it while parsing).
     """
-    for module in component_modules() + list(extra_modules or []):
+    for module in [*component_modules(), *(extra_modules or [])]:
         importlib.import_module(module)
 
 
