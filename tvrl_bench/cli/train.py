@@ -54,6 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--label", action="append", default=[], metavar="AXIS=PRESET",
         help="name an axis's preset in the run's params (policy, sampler, reward, credit) instead of detecting it",
     )
+    sweep.add_argument(
+        "--tag", action="append", default=[], metavar="NAME=VALUE",
+        help="an extra tag of the run (the Slurm executor tags its job: tvrl.slurm_job_id=123)",
+    )
     return parser
 
 
@@ -72,6 +76,9 @@ def _check_flags(args: argparse.Namespace) -> None:
     for label in args.label:
         if "=" not in label or not label.split("=", 1)[0] or not label.split("=", 1)[1]:
             raise UserError(f"--label {label!r}: write AXIS=PRESET, e.g. --label sampler=sage")
+    for tag in args.tag:
+        if "=" not in tag or not tag.split("=", 1)[0]:
+            raise UserError(f"--tag {tag!r}: write NAME=VALUE, e.g. --tag tvrl.slurm_job_id=123")
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -97,6 +104,7 @@ def _train(args: argparse.Namespace) -> int:
         parent_run_id=args.parent_run_id,
         attempt=args.attempt,
         labels=dict(label.split("=", 1) for label in args.label),
+        tags=dict(tag.split("=", 1) for tag in args.tag),
         progress=not args.no_progress,
         cpu=args.cpu,
     )

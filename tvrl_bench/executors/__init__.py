@@ -1,2 +1,3 @@
-"""Where the trials of a sweep run: local worker processes (`executors.local`) or a Ray cluster (`executors.ray`).
+"""Where the trials of a sweep run: local worker processes (`executors.local`), a Ray cluster (`executors.ray`) or
+Slurm jobs (`executors.slurm`).
 The contract is in `base.py`."""

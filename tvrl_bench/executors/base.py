@@ -13,12 +13,15 @@ from typing import Any
 
 @dataclass(frozen=True)
 class TrialCommand:
-    """One trial process: the tvrl-train arguments, extra environment, and what it asks for."""
+    """One trial process: the tvrl-train arguments, extra environment, what it asks for, and which trial it is
+    (`study`, `key`: how a scheduler whose jobs outlive the sweep, Slurm, names it)."""
 
     args: tuple[str, ...]
     env: dict[str, str] = field(default_factory=dict, hash=False)
     num_gpus: int = 0
     log_path: str | None = None
+    study: str = ""
+    key: str = ""
 
     def train_args(self, threads: int) -> list[str]:
         """The arguments of `tvrl-train` (`-m tvrl_bench.cli.train ARGS`) for a process with `threads` threads."""
@@ -35,6 +38,10 @@ class TrialCommand:
 
 # The exit code a future resolves to for a trial that was never started (the sweep was stopped first).
 NOT_STARTED = -1000
+# ... for a trial cancelled from outside the sweep (`scancel`): recorded FAILED with the reason, not retried.
+CANCELLED = -1001
+# ... for a trial the sweep left running without it on a stop (a Slurm job left in the queue).
+LEFT_RUNNING = -1002
 
 
 class Executor(ABC):
@@ -53,10 +60,17 @@ class Executor(ABC):
     def shutdown(self) -> None:
         """Release workers (and cancel what has not started)."""
 
+    def live_trials(self, study: str) -> set[str]:
+        """Keys of `study`'s trials still queued or running from an earlier sweep in a scheduler that outlives its
+        sweep (Slurm): the sweep takes them over instead of refusing them as busy or starting them again."""
+        return set()
 
-def log_file(folder: Path, key: str, attempt: int) -> str:
-    """Where attempt `attempt` of trial `key` writes its output: `<folder>/<key>.attempt<N>.log`."""
-    folder.mkdir(parents=True, exist_ok=True)
+
+def log_file(folder: Path, key: str, attempt: int, create: bool = True) -> str:
+    """Where attempt `attempt` of trial `key` writes its output: `<folder>/<key>.attempt<N>.log` (the folder
+    created unless `create` is False: a dry run writes nothing)."""
+    if create:
+        folder.mkdir(parents=True, exist_ok=True)
     return str(folder / f"{key}.attempt{attempt}.log")
 
 
