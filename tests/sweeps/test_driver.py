@@ -14,7 +14,7 @@ from mlflow.tracking import MlflowClient
 
 from tests.sweeps.helpers import InProcess, options, write_study
 from tests.tracking.helpers import fresh_store
-from tvrl_bench.executors.base import NOT_STARTED, Executor, TrialCommand
+from tvrl_bench.executors.base import CANCELLED, NOT_STARTED, Executor, TrialCommand
 from tvrl_bench.sweeps.driver import SWEEP_LOCK, last_error_line, plan, run_sweep
 from tvrl_bench.tracking.mlflow_run import TrialTracker
 from tvrl_bench.training.checkpoint import CheckpointDir
@@ -195,6 +195,21 @@ def test_a_failed_run_the_trial_logged_itself_is_not_recorded_twice(uri, tmp_pat
     assert "tvrl.error" not in trials[0].data.tags  # the trial's own run, not a second one from the driver
 
 
+def test_a_trial_cancelled_from_outside_is_not_retried_and_its_killed_run_becomes_failed_with_the_reason(uri,
+                                                                                                        tmp_path):
+    study = write_study(tmp_path, "/nowhere", axes="{'credit': ['window3']}")
+
+    def act(command):  # the trial checkpointed and marked its run KILLED; the executor said what happened
+        log_run(command, "KILLED")
+        Path(command.log_path).write_text("tvrl-train: stopped by a signal\ntvrl-sweep: Slurm job 7 was cancelled\n")
+
+    executor = Scripted({("window3", 1): CANCELLED}, act)
+    summary = run_sweep(str(study), lambda: executor, options(uri, tmp_path, max_attempts=3))
+    assert len(executor.commands) == 1 and len(summary.failed) == 1
+    _, (trial,) = study_runs(uri)
+    assert trial.info.status == "FAILED" and trial.data.tags["tvrl.error"] == "Slurm job 7 was cancelled"
+
+
 def test_a_rerun_skips_finished_trials_kills_orphans_and_continues_the_attempt_count(uri, tmp_path):
     study = write_study(tmp_path, "/nowhere")
     orphans: list[str] = []
@@ -290,7 +305,8 @@ def test_a_trial_still_running_from_an_earlier_sweep_blocks_the_sweep(uri, tmp_p
         lock.release()
     message = str(caught.value)
     assert busy.key in message and "still running from an earlier sweep" in message and str(os.getpid()) in message
-    assert built == []  # nothing was started
+    assert [e.commands for e in built] == [[]] and built[0].shutdowns == 1  # built (it names jobs it takes over),
+    # asked, shut down: nothing was started
     assert MlflowClient(uri).get_experiment_by_name("tiny") is None
 
 
@@ -336,3 +352,5 @@ def test_last_error_line_is_the_trials_own_last_message(tmp_path):
     assert last_error_line(log) == "trial failed: nan reward"
     log.write_text("INFO step 1\nKilled\n")
     assert last_error_line(log) is None
+    log.write_text("tvrl-train: stopped by SIGTERM\ntvrl-sweep: Slurm job 7 hit its time limit\n")
+    assert last_error_line(log) == "Slurm job 7 hit its time limit"  # what the executor saw, after the trial

@@ -13,6 +13,7 @@ import sys
 
 from tvrl_bench.cli.common import add_tracking_uri, check_out_folder, run_main
 from tvrl_bench.cli.errors import INTERRUPTED, UserError, add_debug_flag
+from tvrl_bench.cli.sweep_executor import add_executor_flags
 from tvrl_bench.tracking.store import DEFAULT_TRACKING_URI
 
 
@@ -27,26 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Example: tvrl-sweep sweeps/quickstart.gin --tracking-uri sqlite:///q.db --out OUT",
     )
     parser.add_argument("study", metavar="STUDY.gin", help="the study file (sweeps/*.gin)")
-    parser.add_argument("--workers", type=int, default=2, help="trials run at once by the local executor (default 2)")
-    parser.add_argument("--threads", type=int, help="torch threads per trial (default: CPU cores / workers)")
-    parser.add_argument("--executor", default="local",
-                        help="where trials run: a registered executor, `local` processes (default) or `ray` (a Ray "
-                        "cluster); `tvrl-bench list executors` lists them. Each gets the flags below that it takes")
-    parser.add_argument("--address", default="auto", help="Ray cluster address HOST:PORT (with --executor ray; default auto)")
-    parser.add_argument("--cpus-per-trial", type=float, default=1.0,
-                        help="CPUs each Ray task asks for (default 1; per node with --nodes-per-trial)")
-    parser.add_argument(
-        "--nodes-per-trial", type=int, metavar="M",
-        help="run each trial as one process group over M nodes (accelerate's multi-node launch, M x P processes "
-        "in all): with --executor ray on M distinct nodes of the cluster (a STRICT_SPREAD placement group per "
-        "trial), with the local executor as M node process groups on this machine joined on loopback (a check of "
-        "the multi-node path). Only rank 0 logs the trial's run; a trial fails if any node fails",
-    )
-    parser.add_argument(
-        "--processes-per-node", type=int, metavar="P",
-        help="processes of a trial on each node with --nodes-per-trial (default 1; one per GPU where the trial "
-        "asks for GPUs with training.trial.num_gpus > 0)",
-    )
+    add_executor_flags(parser)
     add_tracking_uri(parser, help="MLflow tracking URI: a SQLite file or an http:// tracking server "
                      f"(default: $MLFLOW_TRACKING_URI, else {DEFAULT_TRACKING_URI})")
     parser.add_argument("--profile", help="run the study on another profile: a name the study maps (toy, paper) or a file")
@@ -77,7 +59,7 @@ def check_flags(args: argparse.Namespace) -> None:
     for flag, value in (("--nodes-per-trial", args.nodes_per_trial), ("--processes-per-node", args.processes_per_node)):
         if value is not None and value < 1:
             raise UserError(f"{flag} {value}: give 1 or more (a trial runs on nodes x processes-per-node processes)")
-    if args.cpus_per_trial <= 0:
+    if args.cpus_per_trial is not None and args.cpus_per_trial <= 0:
         raise UserError(f"--cpus-per-trial {args.cpus_per_trial}: give a positive number of CPUs")
     check_out_folder(args.out, "runs/, logs/ and reports/")
 
@@ -104,15 +86,16 @@ def _sweep(args: argparse.Namespace) -> int:
     planned = plan(args.study, options)  # every config error before the tracking store is touched
     check_store(args.tracking_uri, write=not args.dry_run)
 
-    def executor():
-        from tvrl_bench.executors.base import build_executor
+    from tvrl_bench.cli.sweep_executor import build, print_job_script
 
-        return build_executor(args.executor, workers=args.workers, threads=args.threads, address=args.address,
-                              cpus_per_trial=args.cpus_per_trial, nodes_per_trial=args.nodes_per_trial,
-                              processes_per_node=args.processes_per_node)
-
-    summary = run_sweep(args.study, executor, options, planned)
+    summary = run_sweep(args.study, lambda: build(args, planned[1]), options, planned)
     if args.dry_run:
+        if args.executor == "slurm":  # the settings checked against the cluster, and the first job's script
+            executor = build(args, planned[1])
+            try:
+                print_job_script(executor, *planned, options)
+            finally:
+                executor.shutdown()
         return 0
     if summary.signal is not None:
         print(f"tvrl-sweep: {summary.line()}", file=sys.stderr)

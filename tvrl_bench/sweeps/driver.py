@@ -23,7 +23,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from tvrl_bench.executors.base import NOT_STARTED, Executor, TrialCommand, log_file
+from tvrl_bench.executors.base import CANCELLED, LEFT_RUNNING, NOT_STARTED, Executor, TrialCommand, log_file
 from tvrl_bench.sweeps.failures import end_parent, last_error_line, record_failure
 from tvrl_bench.sweeps.outcome import SweepOptions, SweepSummary
 from tvrl_bench.sweeps.plan import TrialSpec, expand, load_study
@@ -89,9 +89,11 @@ def _trial_line(spec: TrialSpec, runs) -> str:
     return f"  {spec.key}  {state:<24} {spec.title}"
 
 
-def check_not_running(study: Study, trials: list[TrialSpec], folders: Path) -> None:
-    """TrialBusy when a trial of the study is still running in a live process (an earlier sweep's orphan)."""
-    busy = [(spec, pid) for spec in trials if (pid := holder(folders / spec.key)) is not None]
+def check_not_running(study: Study, trials: list[TrialSpec], folders: Path, adopted: set[str] = frozenset()) -> None:
+    """TrialBusy when a trial of the study is still running in a live process (an earlier sweep's orphan), unless
+    the executor takes it over (`adopted`: keys of jobs a scheduler runs on from an earlier sweep)."""
+    busy = [(spec, pid) for spec in trials
+            if spec.key not in adopted and (pid := holder(folders / spec.key)) is not None]
     if busy:
         listed = ", ".join(f"{spec.key} ({spec.title}) in process {pid or '?'}" for spec, pid in busy[:5])
         pids = " ".join(str(pid) for _, pid in busy if pid)
@@ -124,9 +126,9 @@ def run_sweep(study_file: str, executor_factory, options: SweepOptions,
     out = Path(options.out_dir)
     folders = out / "runs" / study.name  # tvrl-train puts each trial in folders/<key>
     with FolderLock(folders, SWEEP_LOCK, what=f"study {study.name}"):
-        check_not_running(study, trials, folders)
         executor: Executor = executor_factory()
         try:
+            check_not_running(study, trials, folders, executor.live_trials(study.name))
             with tracking_errors(uri):
                 tracker = StudyTracker.open(uri, study.name, study.tables, list(study.axes), str(out))  # first
                 record(tracker.client, tracker.parent_run_id, study, fingerprint)
@@ -214,8 +216,9 @@ def _run_trials(study: Study, trials: list[TrialSpec], tracker: StudyTracker, ex
                     summary.finished.append(spec)
                     bar.update(1)
                 elif stop.signum is not None:
-                    (summary.not_started if code == NOT_STARTED else summary.stopped).append(spec)
-                elif attempts[spec.key] < options.max_attempts and code != USAGE_ERROR:
+                    stopped = {NOT_STARTED: summary.not_started, LEFT_RUNNING: summary.left_running}
+                    stopped.get(code, summary.stopped).append(spec)
+                elif attempts[spec.key] < options.max_attempts and code not in (USAGE_ERROR, CANCELLED):
                     log.warning("trial %s (%s) exited %d; retrying (attempt %d)", spec.key, spec.title, code, attempts[spec.key] + 1)
                     launch(spec)
                 else:
@@ -228,13 +231,15 @@ def _run_trials(study: Study, trials: list[TrialSpec], tracker: StudyTracker, ex
     summary.signal = stop.signum
 
 
-def trial_command(spec: TrialSpec, study: Study, options: SweepOptions, parent_run_id: str, attempt: int, out: Path) -> TrialCommand:
+def trial_command(spec: TrialSpec, study: Study, options: SweepOptions, parent_run_id: str, attempt: int, out: Path,
+                  make_log_folder: bool = True) -> TrialCommand:
     args = [*spec.files, "--gin_bindings", *spec.bindings]
     args += ["--tracking-uri", options.tracking_uri, "--experiment", study.name, "--study", study.name]
     args += ["--parent-run-id", parent_run_id, "--attempt", str(attempt), "--out", str(out / "runs")]
     for axis, value in spec.labels.items():
         args += ["--label", f"{axis}={Path(value).stem}"]
-    return TrialCommand(tuple(args), num_gpus=spec.num_gpus, log_path=log_file(out / "logs" / study.name, spec.key, attempt))
+    log_path = log_file(out / "logs" / study.name, spec.key, attempt, create=make_log_folder)
+    return TrialCommand(tuple(args), num_gpus=spec.num_gpus, log_path=log_path, study=study.name, key=spec.key)
 
 
 def regenerate_tables(study: Study, options: SweepOptions) -> dict:

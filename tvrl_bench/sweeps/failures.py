@@ -24,6 +24,8 @@ def record_failure(spec: TrialSpec, tracker: StudyTracker, options: SweepOptions
     summary.failed.append(spec)
     summary.errors[spec.key] = error
     log.error("trial %s (%s) failed %d times; see %s", spec.key, spec.title, attempt, log_path)
+    if tracker.fail_killed(spec.key, attempt, error):  # stopped from outside (scancel): KILLED -> FAILED
+        return
     if not tracker.has_attempt(spec.key, attempt):  # it died before logging a run (or before its own record)
         params = {**{axis: Path(v).stem for axis, v in spec.labels.items()}, "seed": spec.seed}
         if spec.base or "credit" in spec.labels:
@@ -33,14 +35,16 @@ def record_failure(spec: TrialSpec, tracker: StudyTracker, options: SweepOptions
 
 
 def last_error_line(path: Path) -> str | None:
-    """The trial's own one-line error from its log (`tvrl-train: ...`), if it wrote one."""
+    """The last one-line error in a trial's log: the trial's own (`tvrl-train: ...`) or what its executor saw
+    happen to it (`tvrl-sweep: ...`, e.g. a Slurm job cancelled), if there is one."""
     try:
         lines = path.read_text(errors="replace").splitlines()[-200:]
     except OSError:
         return None
     for line in reversed(lines):
-        if line.startswith("tvrl-train: "):
-            return line[len("tvrl-train: "):]
+        for prefix in ("tvrl-train: ", "tvrl-sweep: "):
+            if line.startswith(prefix):
+                return line[len(prefix):]
     return None
 
 

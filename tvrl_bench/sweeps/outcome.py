@@ -30,6 +30,7 @@ class SweepSummary:
     skipped: list[TrialSpec] = field(default_factory=list)
     stopped: list[TrialSpec] = field(default_factory=list)  # interrupted by a signal: checkpointed, run KILLED
     not_started: list[TrialSpec] = field(default_factory=list)
+    left_running: list[TrialSpec] = field(default_factory=list)  # left to a scheduler's queue on a stop (Slurm)
     errors: dict[str, str] = field(default_factory=dict)  # trial key -> the last error line of its log
     signal: int | None = None
     seconds: float = 0.0
@@ -47,13 +48,17 @@ class SweepSummary:
         staged, results = self.decisions
         return decision_lines(staged.design, results, staged.arms.controls, self.trials_run, staged.most_trials())
 
+    def _left(self) -> str:
+        return f", {len(self.left_running)} left running in the scheduler's queue" if self.left_running else ""
+
     def line(self) -> str:
         if self.signal is not None:
             name = signal.Signals(self.signal).name
             return (
                 f"study {self.study}: stopped by {name}: {len(self.stopped)} running trials checkpointed and marked "
                 f"KILLED, {len(self.finished)} finished, {len(self.failed)} failed, {len(self.not_started)} not "
-                f"started; the parent run is KILLED; rerun the same command to resume ({self.seconds:.1f} s)"
+                f"started{self._left()}; the parent run is KILLED; rerun the same command to resume "
+                f"({self.seconds:.1f} s)"
             )
         return (
             f"study {self.study}: {len(self.finished)} finished, {len(self.failed)} failed, "

@@ -126,6 +126,17 @@ class StudyTracker:
         """True when a run of trial `key` with tag tvrl.attempt = `attempt` exists."""
         return any(r.data.tags.get("tvrl.attempt") == str(attempt) for r in self.runs().by_key.get(key, []))
 
+    def fail_killed(self, key: str, attempt: int, error: str) -> bool:
+        """Mark the latest run of trial `key`'s attempt FAILED with `error` (tag tvrl.error) when it ended KILLED (its
+        process was stopped from outside the sweep, e.g. by scancel); False when there is no such run."""
+        runs = [r for r in self.runs().by_key.get(key, []) if r.data.tags.get("tvrl.attempt") == str(attempt)]
+        latest = max(runs, key=lambda r: r.info.start_time or 0, default=None)
+        if latest is None or latest.info.status != "KILLED":
+            return False
+        self.client.set_tag(latest.info.run_id, "tvrl.error", error[:4000])
+        self.client.set_terminated(latest.info.run_id, "FAILED")
+        return True
+
     def record_failure(self, tracking_uri: str, key: str, attempt: int, run_name: str, params: dict, error: str) -> str:
         """A FAILED child run for a trial whose process failed before logging one (so the report lists it)."""
         tags = {"tvrl.trial_key": key, "tvrl.attempt": str(attempt), "tvrl.role": "trial", "tvrl.study": self.study,
