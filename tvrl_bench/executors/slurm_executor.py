@@ -24,7 +24,6 @@ import threading
 from concurrent.futures import Future
 from dataclasses import dataclass
 
-from tvrl_bench.cli.errors import INTERRUPTED
 from tvrl_bench.config import ConfigError
 from tvrl_bench.executors.base import CANCELLED, LEFT_RUNNING, NOT_STARTED, Executor, TrialCommand
 from tvrl_bench.executors.nodes import check_layout
@@ -35,6 +34,7 @@ from tvrl_bench.registry import register
 
 log = logging.getLogger("tvrl_bench.sweeps")
 
+STOPPED = 130  # a trial stopped by a signal exits 128 + SIGINT (tvrl-train's INTERRUPTED)
 LOST_AFTER = 3  # polls a job may be missing from both squeue and scontrol before it counts as lost
 
 
@@ -213,7 +213,7 @@ def _outcome(job_id: str, final: FinalState | None, ours: bool, started: bool,
     if state == "FAILED":  # the trial's own error line is in its log
         return final.exit_code or 1, None
     if state == "CANCELLED" and ours:
-        return (INTERRUPTED if started else NOT_STARTED), None
+        return (STOPPED if started else NOT_STARTED), None
     if state == "CANCELLED":
         return CANCELLED, (f"Slurm job {job_id} was cancelled (scancel) while the trial "
                            f"{'ran' if started else 'waited in the queue'}; the trial is FAILED and not retried; "
