@@ -8,6 +8,7 @@ import os
 import signal
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -75,13 +76,16 @@ def test_sbatch_missing_is_one_line_naming_the_setting_and_the_fix(tmp_path, mon
     assert "login node" in line
 
 
-def interrupt_when(fake: FakeSlurm, jobs: int, then=None) -> threading.Thread:
-    """A thread that marks job 101 RUNNING once `jobs` jobs are submitted, sends this process SIGINT (a Ctrl-C)
-    and then runs `then`."""
+def interrupt_when(fake: FakeSlurm, logs: Path, jobs: int, then=None) -> threading.Thread:
+    """A thread that marks job 101 RUNNING once the sweep has `jobs` job ids (each noted in its trial's log under
+    `logs`), sends this process SIGINT (a Ctrl-C) and then runs `then`."""
+
+    def submitted() -> int:
+        return sum("submitted as Slurm job" in p.read_text() for p in logs.glob("*.log"))
 
     def act():
         deadline = time.monotonic() + 120
-        while len(fake.calls("sbatch")) < jobs and time.monotonic() < deadline:
+        while submitted() < jobs and time.monotonic() < deadline:
             time.sleep(0.05)
         fake.set("101", "RUNNING")
         time.sleep(1.0)  # a poll sees it running
@@ -95,7 +99,7 @@ def interrupt_when(fake: FakeSlurm, jobs: int, then=None) -> threading.Thread:
 
 
 def test_ctrl_c_leaves_the_jobs_queued_and_says_so(tmp_path, tmp_path_factory, fake, study, capsys, caplog):
-    interrupt_when(fake, 4)
+    interrupt_when(fake, tmp_path / "out" / "logs" / "tiny", 4)
     code = sweep(study, fresh_store(tmp_path_factory, tmp_path), tmp_path / "out",
                  "--executor-binding", "executors.slurm.poll_s = 0.1")
     err = capsys.readouterr().err
@@ -114,7 +118,7 @@ def test_ctrl_c_with_cancel_on_stop_cancels_the_queued_jobs_and_stops_the_runnin
             time.sleep(0.05)
         fake.set("101", "FAILED", 130)
 
-    interrupt_when(fake, 4, then=trial_stops)
+    interrupt_when(fake, tmp_path / "out" / "logs" / "tiny", 4, then=trial_stops)
     code = sweep(study, fresh_store(tmp_path_factory, tmp_path), tmp_path / "out", "--cancel-on-stop",
                  "--executor-binding", "executors.slurm.poll_s = 0.1")
     err = capsys.readouterr().err

@@ -129,3 +129,20 @@ def test_cancel_on_stop_cancels_pending_jobs_and_sends_sigterm_to_running_ones(t
         assert running.result(timeout=10) == 130
     finally:
         ex.shutdown()
+
+
+def test_a_stop_arriving_while_sbatch_runs_also_leaves_the_job_it_submitted(tmp_path, fake, caplog):
+    ex = executor()
+    submit = ex.client.submit
+
+    def submit_then_stop(script: str) -> str:  # the signal handler runs in the submitting thread
+        job_id = submit(script)
+        ex.interrupt()
+        return job_id
+
+    ex.client.submit = submit_then_stop
+    try:
+        assert ex.submit(command(tmp_path)).result(timeout=10) == LEFT_RUNNING
+        assert "left 1 Slurm job(s) in the queue (101)" in caplog.text
+    finally:
+        ex.shutdown()

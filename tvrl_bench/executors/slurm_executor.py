@@ -120,6 +120,8 @@ class SlurmExecutor(Executor):
                 log.info("trial %s: Slurm job %s (%s)", command.key, job_id, job_name(command.study, command.key))
                 _note(command, f"submitted as Slurm job {job_id}", prefix="slurm: ")
             self.jobs[job_id] = _Job(command, future)
+            if self.stopping:  # a stop arrived while sbatch ran (its handler runs in this thread): this job too
+                self._stop({job_id: self.jobs[job_id]}, hard=False)
         return future
 
     def _poll_loop(self) -> None:
@@ -165,22 +167,28 @@ class SlurmExecutor(Executor):
 
     def interrupt(self) -> None:
         with self._lock:
-            first = not self.stopping
+            hard = self.stopping  # a second stop: cancel outright
             self.stopping = True
             followed = dict(self.jobs)
-            if not followed:
-                return
-            if not self.cancel_on_stop:
-                self.jobs.clear()
+        self._stop(followed, hard)
+
+    def _stop(self, followed: dict[str, _Job], hard: bool) -> None:
+        """Leave the jobs queued (saying so), or with cancel_on_stop cancel the pending ones and send SIGTERM to
+        the running ones (`hard`: cancel every one)."""
+        if not followed:
+            return
         if not self.cancel_on_stop:
-            self._leave(followed)
+            with self._lock:  # not those the poller resolved meanwhile
+                followed = {i: job for i, job in followed.items() if self.jobs.pop(i, None) is not None}
+            if followed:
+                self._leave(followed)
             return
         pending = [i for i, job in followed.items() if not job.started]
         running = [i for i, job in followed.items() if job.started]
-        self.cancelled.update(pending if first else followed)
+        self.cancelled.update(followed if hard else pending)
         try:
             self.client.cancel(pending)
-            self.client.cancel(running, signal="TERM" if first else None)  # a second stop: scancel outright
+            self.client.cancel(running, signal=None if hard else "TERM")
         except SlurmCommandError as exc:
             log.error("could not cancel the sweep's Slurm jobs: %s; cancel them with scancel %s", exc,
                       " ".join(followed))
