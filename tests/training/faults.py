@@ -40,8 +40,9 @@ class FaultyOracle(ToyOracle):
         return scores
 
 
-def pause_until_signalled(seconds: float) -> None:
-    """Wait `seconds`, or until SIGTERM or SIGINT arrives; the handler installed before (the trial's) still runs.
+def pause_until_signalled(seconds: float, until=None) -> None:
+    """Wait `seconds`, or until SIGTERM or SIGINT arrives (or `until()` is true); the handler installed before (the
+    trial's) still runs.
 
     A plain time.sleep would resume after the trial's handler returns (PEP 475) and hold the stop for the rest of
     the pause. Once this pause's handlers are installed it writes an empty file named by the process id into
@@ -65,7 +66,7 @@ def pause_until_signalled(seconds: float) -> None:
         (folder / str(os.getpid())).touch()
     try:
         deadline = time.monotonic() + seconds
-        while not arrived and time.monotonic() < deadline:
+        while not arrived and time.monotonic() < deadline and not (until and until()):
             time.sleep(0.05)
     finally:
         for sig, handler in previous.items():
