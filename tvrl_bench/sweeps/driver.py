@@ -1,7 +1,8 @@
 """The sweep driver: plan a study, skip what is done, run the rest on an executor with retries, report.
 
 Before anything runs: the study and every trial's config are checked (plan), one sweep at a time may own the
-study's folder, and no trial of it may still be running from an earlier sweep (their folders' locks).
+study's folder, and no trial of it may still be running from an earlier sweep (their folders' locks) unless
+the executor takes it over (a Slurm job outlives its sweep).
 Resume: rerunning a sweep skips every trial key that has a FINISHED run, marks RUNNING runs KILLED (their sweep
 died), and reruns the others; a rerun trial continues from its checkpoint as a new attempt. A trial whose
 process fails is retried until `max_attempts` (not after exit code 2, a mistake in its config or files that a
