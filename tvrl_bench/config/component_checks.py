@@ -100,6 +100,18 @@ def _outside(names: set[str]):
     return value
 
 
+def _defaults(qualified: str, names: set[str]):
+    """A relation's `v.default(key)`: the constructor default of this component's parameter or another's."""
+    def default(key: str) -> Any:
+        selector, param = key.rsplit(".", 1) if "." in key else (qualified, key)
+        owner = qualified_name(selector, names)
+        found = default_values(registry.get(owner).target) if owner is not None else {}
+        if param not in found:
+            raise Unknown(key)
+        return found[param]
+    return default
+
+
 def checked_components() -> tuple[set[str], set[str]]:
     """(components whose parameters the config binds, components it refers to or every trial builds)."""
     names = set(registry.registered_names())
@@ -130,28 +142,35 @@ def component_problems(loaded: LoadedConfig | None = None) -> tuple[list[str], l
         given = bound_values(qualified, names)
         own = _Own(given, default_values(target) if qualified in referred else {})
         inherited = {param for (_, component, param) in (loaded.inherited if loaded else {}) if component == qualified}
-        for problem in checks.problems(qualified, Values(qualified, own, _outside(names)),
-                                       relations=qualified in referred):
+        values = Values(qualified, own, _outside(names), _defaults(qualified, names))
+        for problem in checks.problems(qualified, values, relations=qualified in referred):
             own_params = {p for p in problem.params if "." not in p}
             if own_params and own_params <= inherited:
                 continue  # reported as its base's, where the value was bound
-            where = where_bound(loaded, qualified, problem.params)
+            where = (problem.named and where_bound(loaded, qualified, problem.params[:1])
+                     or where_bound(loaded, qualified, problem.params))
             line = f"{where}: {problem.message}" if where else problem.message
             (warnings if problem.warn else errors).append(line)
     return errors, warnings
 
 
 def where_bound(loaded: LoadedConfig | None, qualified: str, params: tuple[str, ...]) -> str | None:
-    """Where the user bound one of `params`: the command line first, then the user's own files (not an included
-    preset), then any file; among equals the first of `params` (a relation lists its subject first)."""
+    """Where the user bound one of `params` (`preferred_place`); among equals the first of `params` (a relation
+    lists its subject first)."""
     found = []
     for param in params:
         selector, name = param.rsplit(".", 1) if "." in param else (qualified, param)
         if (place := locate(loaded, selector, name)) is not None:
             found.append(place)
+    return preferred_place(loaded, found)
+
+
+def preferred_place(loaded: LoadedConfig | None, places: list[str | None]) -> str | None:
+    """Of the places settings were bound, the user's: the command line first, then the user's own files (not an
+    included preset), then any file; among equals the first."""
     own = {b.origin for b in loaded.top_level} if loaded is not None else set()
     for wanted in (lambda p: p == "--gin_bindings", lambda p: p in own, lambda p: True):
-        if chosen := next((p for p in found if wanted(p)), None):
+        if chosen := next((p for p in places if p and wanted(p)), None):
             return chosen
     return None
 

@@ -46,10 +46,17 @@ class Unknown(KeyError):
 
 class Values:
     """The values a relation reads: `v["top_k"]` (this component's), `v["training.trial.group_size"]` (another's,
-    by binding name; Unknown when not known here), `v.binding("top_k")` -> "objectives.best_of_n.top_k = 8"."""
+    by binding name; Unknown when not known here), `v.binding("top_k")` -> "objectives.best_of_n.top_k = 8",
+    `v.default("top_k")`: the constructor's default (Unknown when not known here)."""
 
-    def __init__(self, selector: str, own: Mapping[str, Any], outside: Callable[[str], Any] | None = None):
-        self.selector, self.own, self.outside = selector, own, outside
+    def __init__(self, selector: str, own: Mapping[str, Any], outside: Callable[[str], Any] | None = None,
+                 defaults: Callable[[str], Any] | None = None):
+        self.selector, self.own, self.outside, self.defaults = selector, own, outside, defaults
+
+    def default(self, key: str) -> Any:
+        if self.defaults is None:
+            raise Unknown(key)
+        return self.defaults(key)
 
     def name(self, key: str) -> str:
         return key if "." in key else f"{self.selector}.{key}"
@@ -74,7 +81,7 @@ class Relation:
     None; `warn`: a value the user may mean, warned once instead of refused."""
 
     uses: tuple[str, ...]
-    test: Callable[[Values], str | None]
+    test: Callable[[Values], str | tuple[str, tuple[str, ...]] | None]
     warn: bool = False
 
     @property
@@ -84,11 +91,13 @@ class Relation:
 
 @dataclass(frozen=True)
 class Problem:
-    """One refused (or, `warn`, warned) value: the message and the parameters that bound it, own first."""
+    """One refused (or, `warn`, warned) value: the message and the parameters that bound it, own first; `named`:
+    the relation named the parameter at fault first (its binding is where the problem is, not the others')."""
 
     message: str
     params: tuple[str, ...]
     warn: bool = False
+    named: bool = False
 
 
 @dataclass
@@ -125,8 +134,10 @@ class Checks:
                 message = relation.test(values)
             except (Unknown, TypeError, ValueError):
                 continue
+            named = isinstance(message, tuple)
+            message, params = message if named else (message, relation.uses)
             if message:
-                found.append(Problem(message, relation.uses, relation.warn))
+                found.append(Problem(message, params, relation.warn, named))
         return found
 
     def __set_name__(self, owner: type, name: str) -> None:
@@ -153,11 +164,18 @@ def enforce(checks: Checks, selector: str, signature: inspect.Signature, args: t
         bound = signature.bind(*args, **kwargs)
     except TypeError:
         return  # the call itself fails with Python's own message
+    defaults = {p.name: p.default for p in signature.parameters.values() if p.default is not p.empty}
     bound.apply_defaults()
-    values = Values(selector, dict(bound.arguments))
+    values = Values(selector, dict(bound.arguments), defaults=lambda key: _known(defaults, key))
     problems = [p for p in checks.problems(selector, values) if not p.warn]
     if problems:
         raise RuleError("\n".join(p.message for p in problems))
+
+
+def _known(mapping: Mapping[str, Any], key: str) -> Any:
+    if key not in mapping:
+        raise Unknown(key)
+    return mapping[key]
 
 
 def checked(checks: Checks) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

@@ -9,6 +9,9 @@ loss = policy_loss + c * (moving_weight * KL_moving + stepwise_weight * KL_stepw
 - kl "moving_stepwise": KL_moving = mean (mu - mu_ref)^2 / (2 sigma^2) against a reference reloaded from the policy
   every `refresh_every` optimizer steps (`reference.RefreshedReference`); KL_stepwise = mean(logp_old - logp_new);
   c from `AdaptiveKLCoefficient`. kl "none": no KL term (no reference).
+- a setting the mode leaves unused is refused (config/takes_effect.py): a KL setting under kl "none", this
+  objective's advantage_eps / advantage_clip outside mode "question", and the trial's advantage_std / _eps / _clip
+  in mode "question" (its per-check advantages use this objective's own).
 
 Its parts of the Objective contract (base.py): `credit_layout` and `advantages` follow the mode, `reference` the
 KL, `after_update` steps the coefficient and the reference's refresh, `state_dict` / `load_state_dict` keep both.
@@ -24,6 +27,7 @@ from tvrl_bench.credit.weights import MERGED, PER_CHECK
 from tvrl_bench.objectives.advantages import PermutedAdvantages
 from tvrl_bench.objectives.base import Objective
 from tvrl_bench.config.rules import Checks, Relation, Values, integer, number, one_of, positive
+from tvrl_bench.config.takes_effect import takes_effect_when
 from tvrl_bench.objectives.kl import AdaptiveKLCoefficient, stepwise_kl
 from tvrl_bench.objectives.losses import credit_weighted_grpo_loss
 from tvrl_bench.objectives.per_check import per_check_ratio_loss, question_advantages
@@ -44,19 +48,39 @@ def _kl_coefficients_ordered(v: Values) -> str | None:
             f"stays below the third), e.g. the official 1e-7, 1e-5, 1e-5")
 
 
-# The KL term's settings, with their defaults: under kl = 'none' there is no KL term, so another value changes nothing.
-KL_SETTINGS = {"moving_weight": 1.0, "stepwise_weight": 0.1, "kl_min_coef": 1e-7, "kl_target": 1e-5,
-               "kl_max_coef": 1e-5, "kl_ramp_steps": 100, "kl_window": 10, "refresh_every": 10}
+# The KL term's settings: under kl = 'none' there is no KL term, so another value than the default changes nothing.
+KL_SETTINGS = ("moving_weight", "stepwise_weight", "kl_min_coef", "kl_target", "kl_max_coef", "kl_ramp_steps",
+               "kl_window", "refresh_every")
+# The trial's group advantages, which mode 'question' replaces by its own per-check ones.
+TRIAL_ADVANTAGES = ("training.trial.advantage_std", "training.trial.advantage_eps", "training.trial.advantage_clip")
 
 
-def _kl_settings_act(v: Values) -> str | None:
+def _no_kl_term(v: Values):
     if v["kl"] != "none":
         return None
-    for name, default in KL_SETTINGS.items():
-        if v[name] != default:
-            return (f"{v.binding(name)} changes nothing under {v.binding('kl')} (no KL term); remove it, or set "
-                    f"{v.name('kl')} = 'moving_stepwise'")
-    return None
+    return f"{v.binding('kl')} has no KL term", f"set {v.name('kl')} = 'moving_stepwise'"
+
+
+def _video_advantages(v: Values):
+    if v["mode"] == "question":
+        return None
+    return (f"{v.binding('mode')} takes the trial's advantages (training.trial.advantage_std, advantage_eps, "
+            "advantage_clip); only mode 'question' computes per-check ones with it",
+            lambda name: f"bind training.trial.{name} instead, or set {v.name('mode')} = 'question'")
+
+
+def _per_check_advantages(v: Values):
+    if v["mode"] != "question":
+        return None
+
+    def fix(name: str) -> str:
+        own = name.rsplit(".", 1)[1]
+        if own == "advantage_std":
+            return f"set {v.name('mode')} = 'video_adv' (per-check advantages divide by each check's population std)"
+        return f"bind {v.name(own)} instead"
+
+    return (f"{v.binding('mode')} computes per-check advantages with its own std floor and clip "
+            f"({v.name('advantage_eps')}, {v.name('advantage_clip')}), never the trial's", fix)
 
 
 @register("objectives", "tvrl_official")
@@ -65,7 +89,9 @@ class OfficialTVRL(Objective):
 
     CHECKS = Checks(
         [Relation(("kl_min_coef", "kl_target", "kl_max_coef"), _kl_coefficients_ordered),
-         Relation(tuple(KL_SETTINGS) + ("kl",), _kl_settings_act)],
+         takes_effect_when(KL_SETTINGS, ("kl",), _no_kl_term),
+         takes_effect_when(("advantage_eps", "advantage_clip"), ("mode",), _video_advantages),
+         takes_effect_when(TRIAL_ADVANTAGES, ("mode",), _per_check_advantages)],
         mode=one_of(*MODES),
         kl=one_of(*KL_MODES),
         moving_weight=number(0, example="1.0"),
@@ -103,6 +129,12 @@ class OfficialTVRL(Objective):
         self.reference = RefreshedReference(refresh_every) if kl != "none" else None
         self.advantage_eps, self.advantage_clip = advantage_eps, advantage_clip
         self.updates = 0
+
+    @staticmethod
+    def reads_check_scores(values: dict[str, Any]) -> str | None:
+        if values.get("mode") != "question":
+            return None
+        return "mode = 'question' computes one advantage per check from the critic's answer to each check"
 
     # -- what the trainer calls ---------------------------------------------------------------------------------
     @property

@@ -9,7 +9,7 @@ mean over the prompt's checks); the trainer logs each critic's mean reward as `t
 - `aggregate = 'gdpo'` (GDPO, as in Flow-Factory's advantage processor): each critic's rewards are normalised
   within their group, a_j = (R_j - mean_g R_j) / max(std_g R_j, 1e-6), combined as A = sum_j w_j a_j, then
   whitened over the whole step, A = (A - mean A) / max(std A, 1e-6) (population stds), then clipped to
-  `advantage_clip`; `advantage_std` and `advantage_eps` do not apply. The logged reward is still sum_j w_j R_j.
+  `advantage_clip`; `advantage_std` and `advantage_eps` do not apply (set to another value, they are refused). The logged reward is still sum_j w_j R_j.
 
 The credit map (the gradients the credit router turns into token weights) is the critic `credit_from`'s only,
 and only it is asked for gradients, so a non-differentiable critic (`toy_verdicts`) can give the reward while a
@@ -27,6 +27,7 @@ from torch import nn
 
 from tvrl_bench.config.errors import ConfigError
 from tvrl_bench.config.rules import Checks, Relation, Rule, Values, one_of
+from tvrl_bench.config.takes_effect import takes_effect_when
 from tvrl_bench.registry import register
 from tvrl_bench.rewards.base import Reward
 
@@ -89,6 +90,13 @@ def _credit_critic(v: Values) -> str | None:
 GDPO_EPS = 1e-6
 
 
+def _gdpo_normalises_itself(v: Values):
+    if v["aggregate"] != "gdpo":
+        return None
+    return (f"{v.binding('aggregate')} normalises each critic's rewards with its own population std floored at "
+            f"{GDPO_EPS:g}", f"set {v.name('aggregate')} = 'sum'")
+
+
 def gdpo_advantages(rewards: dict[str, torch.Tensor], weights: dict[str, float], groups: torch.Tensor,
                     clip: float | None = None, eps: float = GDPO_EPS) -> torch.Tensor:
     """GDPO advantages [B] from each critic's rewards {name: R_j[B]}, their weights and the group ids[B]: the
@@ -118,7 +126,9 @@ class CombinedReward(Reward):
 
     CHECKS = Checks(
         [Relation(("weights", "critics"), _weights_name_every_critic),
-         Relation(("credit_from", "critics", "weights"), _credit_critic)],
+         Relation(("credit_from", "critics", "weights"), _credit_critic),
+         takes_effect_when(("training.trial.advantage_std", "training.trial.advantage_eps"), ("aggregate",),
+                           _gdpo_normalises_itself)],
         critics=Rule(_named_critics, "a non-empty dict {name: @rewards.<critic>()} whose names have no '.'",
                      _critics_example),
         weights=Rule(_finite_weights, "None (1 each) or a dict {critic: weight} of finite numbers, one non-zero "

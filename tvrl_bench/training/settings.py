@@ -7,6 +7,7 @@ from typing import Any
 from tvrl_bench import registry
 from tvrl_bench.config.errors import ConfigError
 from tvrl_bench.config.rules import Checks, Relation, Values, integer, number, one_of, optional, positive
+from tvrl_bench.config.takes_effect import takes_effect_when
 from tvrl_bench.credit.base import CreditRouter
 from tvrl_bench.evaluators.base import Evaluator
 from tvrl_bench.objectives.base import Objective
@@ -25,6 +26,13 @@ def _minibatches_divide_the_step(v: Values) -> str | None:
         return (f"{v.binding('minibatches')} must divide the {rollouts} rollouts of a step (prompts_per_step x "
                 "group_size)")
     return None
+
+
+def _no_periodic_evaluation(v: Values):
+    if v["eval_every"] != 0:
+        return None
+    return f"{v.binding('eval_every')} evaluates only at the end, on every eval prompt", \
+        f"set {v.name('eval_every')} to a number of steps"
 
 
 def _wide_covers_the_final_evaluation(v: Values) -> str | None:
@@ -94,7 +102,8 @@ class TrialSettings:
         log_media_every=integer(1, example="10"),
         num_gpus=integer(0, example="0"),
         relations=[Relation(("minibatches", "prompts_per_step", "group_size"), _minibatches_divide_the_step),
-                   Relation(("wide_eval_prompts", "eval_prompts"), _wide_covers_the_final_evaluation)],
+                   Relation(("wide_eval_prompts", "eval_prompts"), _wide_covers_the_final_evaluation),
+                   takes_effect_when(("eval_subset",), ("eval_every",), _no_periodic_evaluation)],
     )
 
     def __init__(

@@ -1,0 +1,47 @@
+"""Settings that change nothing in some modes, refused wherever they cannot take effect: one relation, declared once.
+
+    CHECKS = Checks([takes_effect_when(("advantage_eps", "advantage_clip"), reads=("mode",), inert=_not_per_check)])
+
+`inert(values)` returns None while the settings act, else (why they change nothing, the fix), each in words that
+name the bindings; then the first setting whose value differs from its constructor's default is refused, one line:
+
+    objectives.tvrl_official.advantage_clip = 0.5 changes nothing: <why>; remove it, or <fix>
+
+A value equal to its default is accepted: a preset that states a default states what acts anyway. The settings may
+be the component's own (by name) or another component's (by binding name, `training.trial.advantage_clip`): the
+component whose mode makes them inert declares the relation, since it knows its modes. Like every relation that
+reads another component (config/rules.py), the latter runs when the config is read, not when a component is built
+by hand. A value a trial's parts make inert in one world only is the world check's (training/trial/world_check.py).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from tvrl_bench.config.rules import Relation, Unknown, Values
+
+Inert = Callable[[Values], "tuple[str, str | Callable[[str], str]] | None"]
+
+
+def takes_effect_when(settings: Iterable[str], reads: Iterable[str], inert: Inert) -> Relation:
+    """A Relation refusing each of `settings` set to another value than its default while `inert(values)` says why
+    it cannot take effect (see the module docstring); `reads`: the values `inert` reads (the mode), where a fix
+    may be bound. The fix is a phrase, or a function of the refused setting's name giving one."""
+    settings, reads = tuple(settings), tuple(reads)
+
+    def test(v: Values) -> tuple[str, tuple[str, ...]] | None:
+        found = inert(v)
+        if found is None:
+            return None
+        why, fix = found
+        for name in settings:
+            try:
+                changed = v[name] != v.default(name)
+            except Unknown:
+                continue
+            if changed:
+                advice = fix(name) if callable(fix) else fix
+                return f"{v.binding(name)} changes nothing: {why}; remove it, or {advice}", (name, *reads)
+        return None
+
+    return Relation(settings + reads, test)
