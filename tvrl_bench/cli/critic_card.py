@@ -77,7 +77,8 @@ def _settings(profile: str, preset: str | None):
 
     try:
         loaded = load_config([profile] + ([preset] if preset else []))
-        check_values(loaded)  # as a trial: a critic of another world than the profile's is refused here
+        # as a trial (a critic of another world than the profile's is refused here), but one that is not trained
+        check_values(loaded, trains=False)
         return build_settings(loaded)
     finally:
         gin.clear_config()

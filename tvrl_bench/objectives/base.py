@@ -36,6 +36,8 @@ class Objective:
     transitions' mean shift against the sampling-time means (`guard=GuardTerms`, objectives/losses.py), which the
     rollout then keeps.
 
+    `reads_check_scores(values)`: whether it needs the critic's answer to each check (not asked of a built one).
+
     `method` is the method label its trials carry (tracking/params.py::method_of); None defers to the credit
     router's. `clip_range` and `kl_beta` (a KL term to the pretrained policy when > 0) are constructor arguments.
     """
@@ -56,6 +58,14 @@ class Objective:
         self.clip_range = clip_range
         self.kl_beta = kl_beta
         self.reference = PretrainedReference() if kl_beta > 0 else None
+
+    @staticmethod
+    def reads_check_scores(values: dict[str, Any]) -> str | None:
+        """Why this objective, configured with `values` (its bindings over its defaults), reads the critic's answer
+        to each check, as a binding and its effect ("mode = 'question' computes ..."); None: it reads the video's
+        reward only. Asked of the parsed config (config/trial_fit.py), so a critic with no answer per check (a
+        scalar scorer) is refused before anything is built."""
+        return None
 
     def policy_loss(self, logp_new: torch.Tensor, logp_old: torch.Tensor, advantages: torch.Tensor,
                     weights: CreditWeights) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:

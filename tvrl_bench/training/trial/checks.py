@@ -4,17 +4,22 @@ before anything is built), and prompts the built trial cannot use."""
 from __future__ import annotations
 
 from tvrl_bench import config as gin_config, registry
+from tvrl_bench.config.trial_fit import check_objective_reads_the_critic
 from tvrl_bench.training.settings import TrialSettings
 from tvrl_bench.training.trial.world_check import check_worlds
 
 
-def check_values(loaded: gin_config.LoadedConfig | None = None) -> None:
-    """Every component's config-time checks (the bound prompt files readable, ...) and the trial's world check (its
-    parts serve its policy's world: training/trial/world_check.py), from the parsed config alone; the declared
-    value checks (CHECKS, `training.trial` and `training.optimizer` included) ran when it was loaded. `loaded`
-    lets a problem name the file and line that bound it."""
+def check_values(loaded: gin_config.LoadedConfig | None = None, trains: bool = True) -> None:
+    """Every component's config-time checks (the bound prompt files readable, ...), the trial's world check (its
+    parts serve its policy's world: training/trial/world_check.py) and, when the config `trains`, that its
+    objective reads only what its critic gives (config/trial_fit.py; False for a tool that only scores with the
+    critic, critic-card), from the parsed config alone; the declared value checks (CHECKS, `training.trial` and
+    `training.optimizer` included) ran when it was loaded. `loaded` lets a problem name the file and line that
+    bound it."""
     registry.run_config_checks()
     check_worlds(loaded)
+    if trains:
+        check_objective_reads_the_critic(loaded)
 
 
 def check_prompts(settings: TrialSettings) -> None:
