@@ -88,6 +88,20 @@ def test_another_world_missing_or_corrupt_asset_is_one_line(tiny_folder, tmp_pat
     assert "corrupt" in strip_gin_context(str(info.value))[0]
 
 
+@pytest.mark.parametrize("prompt", [
+    "orange at the top left, blue at the top right, green at the bottom left and cyan at the bottom right",
+    "red at the top left, blue at the top right, green at the bottom left and purple at the bottom right",
+    "red at the left and blue at the right",
+])
+def test_a_colour_or_grid_it_never_saw_is_refused_as_the_answer_critics_refuse_it(tiny_folder, prompt):
+    critic = ToyScorerSlots(path=str(tiny_folder))
+    with pytest.raises(ConfigError) as info:
+        critic.score(torch.rand(1, 8, 3, 16, 16), [prompt], [()])
+    message = strip_gin_context(str(info.value))[0]
+    assert len(message.splitlines()) == 1 and "rewards.toy_scorer_slots" in message and repr(prompt) in message
+    assert "colours red, green, blue, yellow, magenta, cyan" in message
+
+
 def test_overall_and_misprompted_prompts_follow_the_evaluator():
     videos, _, prompts = fixed_check_set(n=8)
     table = verdict_table(videos)

@@ -12,20 +12,19 @@ the recipe trains it with a cross-entropy against the share, which keeps it cali
 The asset (tvrl_bench/assets/toy_scorer_slots/): `model_config.json`, `checkpoint-<steps>/` (the reward head and
 tokenizer) and `base/` (the trained Qwen2-VL with its processor). Missing or corrupt files are one ConfigError
 line naming the critic and the rebuild command; it judges the default slot world only (`worlds = ('slots',)`):
-a prompt that is not a slot prompt is a ConfigError too.
+a prompt that is not a slot prompt, or asks a colour it never saw, is a ConfigError too (as a check is for the
+answer critics).
 """
 
 from __future__ import annotations
 
 import torch
 
-from tvrl_bench.config.errors import ConfigError
 from tvrl_bench.registry import register
 from tvrl_bench.rewards.qwen.inputs import QwenInputs
 from tvrl_bench.rewards.toy_qwen_slots import toy_inputs
-from tvrl_bench.rewards.toy_slot_assets import asset_folder, load_asset, read_record
+from tvrl_bench.rewards.toy_slot_assets import asset_folder, load_asset, read_record, slot_prompt
 from tvrl_bench.rewards.videoalign import VideoAlign
-from tvrl_bench.world.slots import SLOTS, parse_slot_prompt
 
 # The user text after the video (the tiny model was trained with it): the prompt, then the three reward tokens.
 PROMPT_TEMPLATE = "{prompt}<|VQ_reward|><|MQ_reward|><|TA_reward|>"
@@ -41,6 +40,7 @@ class ToyScorerSlots(VideoAlign):
 
     asset = "toy_scorer_slots"
     worlds = ("slots",)
+    score_names = (SCORE,)
     score_range = (0.0, 1.0)
     fps = None
 
@@ -60,15 +60,8 @@ class ToyScorerSlots(VideoAlign):
         return torch.sigmoid(super().head_scores(videos, prompts))
 
     def score_pairs(self, videos, prompts, questions):
-        """The 0-1 score [P] of each (video, prompt); ConfigError for a prompt that is not a slot prompt."""
+        """The 0-1 score [P] of each (video, prompt); ConfigError for a prompt that is not a slot prompt in the
+        colours the scorer saw (toy_slot_assets.slot_prompt)."""
         for prompt in dict.fromkeys(prompts):
-            try:
-                _, slots = parse_slot_prompt(prompt)
-            except ValueError:
-                slots = None
-            if slots != SLOTS.slots:
-                raise ConfigError(
-                    f"rewards.{self.asset} scores prompts of the default slot world only ('red at the top left, ... "
-                    f"and yellow at the bottom right'); it cannot score {prompt!r}: train with a slot-world profile "
-                    "(components/profiles/toy.gin) or use another world's critic (rewards.toy_oracle)")
+            slot_prompt(self.asset, prompt)
         return super().score_pairs(videos, prompts, questions)

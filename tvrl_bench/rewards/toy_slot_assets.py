@@ -5,7 +5,8 @@ Each critic ships as a folder of tvrl_bench/assets/ (weights, config, tokenizer 
 --recipe slots --critic <name>` rebuilds one.
 
 Errors are `ConfigError`s (exit 2): a missing or corrupt asset folder, a check the critic cannot answer (it
-answers the slot world's "Is the <slot> object <colour>?" only) and a world it was not trained on, each naming the
+answers the slot world's "Is the <slot> object <colour>?" only), a prompt the scalar scorer cannot score (the
+slot world's, in the colours it saw) and a world it was not trained on, each naming the
 critic, the asset and the fix.
 """
 
@@ -17,7 +18,7 @@ from typing import Callable, TypeVar
 
 from tvrl_bench.config.errors import ConfigError
 from tvrl_bench.world.checks import CheckSpec, parse_check
-from tvrl_bench.world.slots import SLOTS
+from tvrl_bench.world.slots import SLOTS, parse_slot_prompt
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 RECORD = "pretrain.json"
@@ -80,6 +81,23 @@ def slot_spec(name: str, question: str) -> CheckSpec:
             f"that world (rewards.toy_oracle)"
         )
     return spec
+
+
+def slot_prompt(name: str, prompt: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(colours, slots) of a default slot world's prompt; ConfigError naming the critic when `prompt` is not one
+    (another world's prompt, another grid, or a colour this critic never saw), as `slot_spec` for a check."""
+    try:
+        colours, slots = parse_slot_prompt(prompt)
+    except ValueError:
+        colours, slots = (), ()
+    if slots != SLOT_NAMES or any(c not in SLOT_COLOURS for c in colours):
+        raise ConfigError(
+            f"rewards.{name} scores the slot world's prompts only ('red at the top left, ... and yellow at the "
+            f"bottom right': slots {', '.join(SLOT_NAMES)} in that order; colours {', '.join(SLOT_COLOURS)}) and "
+            f"cannot score {prompt!r}: train with a slot-world profile (components/profiles/toy.gin, "
+            f"datasets.toy_slots) or use a critic of that world (rewards.toy_oracle)"
+        )
+    return colours, slots
 
 
 def check_world(name: str, worlds: tuple[str, ...], world: str) -> None:
