@@ -37,3 +37,26 @@ def test_each_shipped_base_states_its_world_and_video(base):
     assert record["recipe"]["world"] == world and record["video"] == {"frames": 8, "height": 16, "width": 16}
     assert configured_world(base, None) == CheckpointWorld(world, VideoSize(8, 16, 16))
     assert base in bases_of(world)
+
+
+@pytest.mark.parametrize("record, reason", [
+    ("{not json", "Expecting property name"),
+    ('{"recipe": {"world": "moon"}}', "recipe.world = 'moon' is not a world"),
+    ("[1, 2]", "it holds a list, not a JSON object"),
+    ('{"recipe": {"world": "slots"}, "video": {"frames": 8}}', "no 'height' in video"),
+    ('{"recipe": "slots"}', "no attribute"),
+])
+def test_a_damaged_record_is_the_users_file_named_with_the_fix(tmp_path, record, reason):
+    """A corrupt or edited pretrain.json is a ConfigError (exit 2) naming the file and the fix, also from the
+    parsed config of a trial that points policies.toy.path at it, not an internal error."""
+    from tvrl_bench.config import ConfigError, load_config
+    from tvrl_bench.training.trial.checks import check_values
+
+    (tmp_path / "pretrain.json").write_text(record)
+    with pytest.raises(ConfigError) as err:
+        configured_world("slots", str(tmp_path))
+    message = str(err.value)
+    assert message.startswith(f"{tmp_path / 'pretrain.json'}: ") and reason in message and len(message.splitlines()) == 1
+    assert "prepare-toy --what policy" in message and "policies.toy.path" in message
+    with pytest.raises(ConfigError, match="pretrain.json: the toy policy checkpoint's record cannot be read"):
+        check_values(load_config(["components/profiles/toy.gin"], [f"policies.toy.path = '{tmp_path}'"]))
