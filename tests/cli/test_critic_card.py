@@ -11,8 +11,8 @@ from mlflow import MlflowClient
 from tvrl_bench.cli.main import build_parser, main
 
 
-def _checkpoint(folder):
-    """A trial checkpoint of the slot base whose parameters are nudged (a 'trained' policy)."""
+def _checkpoint(folder, profile: str = "components/profiles/toy.gin"):
+    """A trial checkpoint of `profile`'s policy (the slot base by default), as a trained trial's."""
     import gin
 
     from tvrl_bench.config import load_config
@@ -20,7 +20,7 @@ def _checkpoint(folder):
     from tvrl_bench.training.trial.build import build_settings
 
     try:
-        policy = build_settings(load_config(["components/profiles/toy.gin"])).policy
+        policy = build_settings(load_config([profile])).policy
     finally:
         gin.clear_config()
     params = {str(i): p.detach().clone() for i, p in enumerate(policy.trainable_parameters())}

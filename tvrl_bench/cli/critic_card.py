@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 from tvrl_bench.cli.common import add_tracking_uri
+from tvrl_bench.cli.critic_card_checks import check_args, check_prompts, check_study_world, check_trained_fits
 from tvrl_bench.cli.errors import UserError
 
 DEFAULT_CRITICS = ("components/rewards/toy_oracle.gin", "components/rewards/toy_verdicts.gin",
@@ -33,39 +34,30 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "critic-card", help="measure critics against the exact evaluator: agreement, calibration, locality, speed",
         description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("critics", nargs="*", default=list(DEFAULT_CRITICS),
-                        help="critic presets (components/rewards/*.gin), each included after --profile")
+                        help="critic presets (components/rewards/*.gin: each binds REWARD), each named once and "
+                        "included after --profile; found as config files are (the current folder, $TVRL_BENCH_PATH, "
+                        "the checkout)")
     parser.add_argument("--profile", default="components/profiles/toy.gin",
                         help="the trial profile whose policy, sampler, dataset and evaluator the card uses")
     parser.add_argument("--trained", type=Path, default=None,
-                        help="a trial's checkpoint folder (holding state.pt, e.g. OUT/runs/<trial>): its trained "
-                        "policy's rollouts are measured too")
+                        help="a trial's checkpoint folder (holding state.pt, e.g. OUT/runs/<trial>) of --profile's "
+                        "policy: its trained policy's rollouts are measured too")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1],
-                        help="rollout noise seeds; each seed samples --prompts x --group rollouts of each policy")
-    parser.add_argument("--prompts", type=int, default=48, help="training prompts sampled per seed")
+                        help="rollout noise seeds, each named once; each seed samples --prompts x --group rollouts "
+                        "of each policy")
+    parser.add_argument("--prompts", type=int, default=48,
+                        help="training prompts sampled per seed (at most the profile's training prompts)")
     parser.add_argument("--group", type=int, default=4, help="rollouts per prompt (as a trial's group)")
     parser.add_argument("--timing-videos", type=int, default=32,
                         help="videos timed for seconds per video (one forward and input gradient of all checks)")
     parser.add_argument("--csv", type=Path, default=Path("critic_card.csv"), help="where the CSV goes")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (one line per critic instead)")
     parser.add_argument("--study", default=None,
-                        help="also log the CSV on this study's parent run (as critic_card.csv), where tvrl-report's "
-                        "study page shows it beside the study's answers (e.g. --study rewards)")
+                        help="also log the CSV on this study's parent run (as critic_card.csv, replacing a card "
+                        "logged before), where tvrl-report's study page shows it beside the study's answers (e.g. "
+                        "--study rewards); its profile must be of --profile's world")
     add_tracking_uri(parser, "MLflow store of --study (default: $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db)")
     parser.set_defaults(run=run)
-
-
-def _check_args(args: argparse.Namespace) -> None:
-    for flag, value in (("--prompts", args.prompts), ("--group", args.group), ("--timing-videos", args.timing_videos)):
-        if value < 1:
-            raise UserError(f"{flag} must be >= 1, got {value}")
-    for preset in args.critics:
-        if not Path(preset).is_file():
-            raise UserError(f"critic preset {preset}: no such file; name a file of components/rewards/")
-    if args.trained is not None and not (args.trained / "state.pt").is_file():
-        raise UserError(f"--trained {args.trained}: no state.pt there; pass a trial's checkpoint folder (the one "
-                        "holding state.pt and trial.json, under the trial's --out runs/)")
-    if args.csv.is_dir():
-        raise UserError(f"--csv {args.csv} is a folder; name a file, e.g. --csv critic_card.csv")
 
 
 def _settings(profile: str, preset: str | None):
@@ -102,11 +94,15 @@ def rollout_sets(args: argparse.Namespace):
     from tvrl_bench.training.parallel.sharded_state import load_parameters
 
     settings = _settings(args.profile, None)
-    sets = [sample_set(settings, "base", seed, args.prompts, args.group) for seed in args.seeds]
+    check_prompts(args.prompts, settings, args.profile)
+    saved = None
     if args.trained is not None:
         saved = CheckpointDir(args.trained).load()
         if saved is None:
             raise UserError(f"--trained {args.trained}: its checkpoint holds no trained parameters")
+        check_trained_fits(args.trained, saved["parameters"], settings.policy, args.profile)
+    sets = [sample_set(settings, "base", seed, args.prompts, args.group) for seed in args.seeds]
+    if saved is not None:
         with torch.no_grad():
             load_parameters(settings.policy.trainable_parameters(), saved["parameters"])
         sets += [sample_set(settings, "trained", seed, args.prompts, args.group) for seed in args.seeds]
@@ -114,7 +110,7 @@ def rollout_sets(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    _check_args(args)
+    check_args(args)
     from tvrl_bench.cli.common import set_torch_threads
     from tvrl_bench.cli.critic_card_inversions import inversions
     from tvrl_bench.cli.critic_card_measure import measure, seconds_per_video
@@ -123,6 +119,8 @@ def run(args: argparse.Namespace) -> int:
 
     set_torch_threads(1)
     tracker = study_tracker(args.study, args.tracking_uri) if args.study else None
+    if tracker is not None:
+        check_study_world(args.study, tracker, args.profile)
     sets = rollout_sets(args)
     world = world_of_check(parse_check(sets[0].checks[0][0]))
     rows = []
@@ -146,8 +144,9 @@ def run(args: argparse.Namespace) -> int:
     print(markdown(rows))
     print(f"critic-card: {len(rows)} rows written to {args.csv}")
     if tracker is not None:
-        log_to_study(args.csv, tracker)
-        print(f"critic-card: logged on study {args.study}'s parent run (critic_card.csv); tvrl-report shows it")
+        replaced = log_to_study(args.csv, tracker)
+        print(f"critic-card: logged on study {args.study}'s parent run (critic_card.csv"
+              f"{', replacing the card it held' if replaced else ''}); tvrl-report shows it")
     return 0
 
 
@@ -197,11 +196,14 @@ def study_tracker(study: str, tracking_uri: str | None):
     return tracker
 
 
-def log_to_study(csv_path: Path, tracker) -> None:
-    """The card on the study's parent run (artifact critic_card.csv), where its study page shows it."""
+def log_to_study(csv_path: Path, tracker) -> bool:
+    """The card on the study's parent run (artifact critic_card.csv), where its study page shows it; True when it
+    replaced a card logged there before."""
     from tvrl_bench.report.study_page.critic_cards import CARD_ARTIFACT
 
+    held = any(a.path == CARD_ARTIFACT for a in tracker.client.list_artifacts(tracker.parent_run_id))
     with tempfile.TemporaryDirectory(prefix="tvrl-card-") as folder:
         named = Path(folder) / CARD_ARTIFACT  # the name the page reads, whatever --csv was
         shutil.copyfile(csv_path, named)
         tracker.client.log_artifact(tracker.parent_run_id, str(named))
+    return held
