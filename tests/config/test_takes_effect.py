@@ -43,8 +43,11 @@ def refused(files: list[str], bindings: list[str]) -> str:
     # GDPO normalises each critic's rewards itself
     ([TOY, OFFICIAL, GDPO], "training.trial.advantage_std = 'none'",
      ["rewards.combined.aggregate = 'gdpo'", "set rewards.combined.aggregate = 'sum'"]),
-    # evaluated only at the end: no subset
+    # evaluated only at the end, or on every eval prompt anyway: no subset
     ([TOY], "training.trial.eval_every = 0", None),
+    ([TOY], "training.trial.eval_subset = 64",
+     ["training.trial.eval_subset = 64 changes nothing: the periodic evaluations already use every one of the "
+      "training.trial.eval_prompts = 64", "bind it below 64"]),
 ])
 def test_a_setting_that_cannot_take_effect_is_refused_where_it_was_bound(files, binding, words):
     if words is None:  # eval_every = 0 alone is fine; the subset it leaves unused is not

@@ -28,11 +28,14 @@ def _minibatches_divide_the_step(v: Values) -> str | None:
     return None
 
 
-def _no_periodic_evaluation(v: Values):
-    if v["eval_every"] != 0:
-        return None
-    return f"{v.binding('eval_every')} evaluates only at the end, on every eval prompt", \
-        f"set {v.name('eval_every')} to a number of steps"
+def _no_evaluation_subset(v: Values):
+    if v["eval_every"] == 0:
+        return f"{v.binding('eval_every')} evaluates only at the end, on every eval prompt", \
+            f"set {v.name('eval_every')} to a number of steps"
+    if v["eval_subset"] is not None and v["eval_subset"] >= v["eval_prompts"]:
+        return (f"the periodic evaluations already use every one of the {v.binding('eval_prompts')}",
+                f"bind it below {v['eval_prompts']}")
+    return None
 
 
 def _wide_covers_the_final_evaluation(v: Values) -> str | None:
@@ -103,7 +106,7 @@ class TrialSettings:
         num_gpus=integer(0, example="0"),
         relations=[Relation(("minibatches", "prompts_per_step", "group_size"), _minibatches_divide_the_step),
                    Relation(("wide_eval_prompts", "eval_prompts"), _wide_covers_the_final_evaluation),
-                   takes_effect_when(("eval_subset",), ("eval_every",), _no_periodic_evaluation)],
+                   takes_effect_when(("eval_subset",), ("eval_every", "eval_prompts"), _no_evaluation_subset)],
     )
 
     def __init__(
