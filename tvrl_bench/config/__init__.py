@@ -12,6 +12,8 @@
     errors.py      `ConfigError`, the one error every config problem raises (its FILE:LINE and the fix)
     operative.py   the operative config (what the run's configurables were called with), read through gin's API
     trial_components.py  the components a parsed config's trial builds, read from the config alone
+    takes_effect.py  `takes_effect_when`: a setting its mode leaves unused is refused where it was bound
+    trial_fit.py   a trial's objective reads only what its critic gives (an answer per check, or not)
 """
 
 from tvrl_bench.config.component_checks import check_components
