@@ -18,7 +18,8 @@ from tvrl_bench.training.settings import TrialSettings
 def trainer(policy_path: str, folder, calls: list, steps: int = 5, eval_every: int = 2) -> Trainer:
     load_config(["components/profiles/toy_v1.gin"], [
         *FAST, f"policies.toy.path = '{policy_path}'", f"training.trial.steps = {steps}",
-        f"training.trial.eval_every = {eval_every}", "training.trial.eval_subset = 2", "training.trial.sample_videos = 0",
+        f"training.trial.eval_every = {eval_every}", "training.trial.sample_videos = 0",
+        *(["training.trial.eval_subset = 2"] if eval_every else []),  # a subset with no periodic evaluation is refused
     ])
     settings = TrialSettings()
     gin.clear_config()
