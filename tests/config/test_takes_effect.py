@@ -43,6 +43,11 @@ def refused(files: list[str], bindings: list[str]) -> str:
     # GDPO normalises each critic's rewards itself
     ([TOY, OFFICIAL, GDPO], "training.trial.advantage_std = 'none'",
      ["rewards.combined.aggregate = 'gdpo'", "set rewards.combined.aggregate = 'sum'"]),
+    # an objective that reads only the order of each group's advantages, its null control permuting within groups
+    ([TOY, "components/objectives/dpo.gin"], "training.trial.advantage_std = 'global'",
+     ["reads only the order of each group's advantages"]),
+    ([TOY, "components/objectives/best_of_n_null.gin"], "training.trial.advantage_eps = 0.5",
+     ["reads only the order of each group's advantages"]),
     # evaluated only at the end, or on every eval prompt anyway: no subset
     ([TOY], "training.trial.eval_every = 0", None),
     ([TOY], "training.trial.eval_subset = 64",
@@ -66,6 +71,10 @@ def test_a_setting_that_cannot_take_effect_is_refused_where_it_was_bound(files, 
     ([TOY, OFFICIAL, GDPO], ["training.trial.advantage_clip = 2.0"]),  # GDPO clips with it
     ([TOY], ["objectives.tvrl_official.advantage_clip = 2.0", "training.trial.eval_subset = 8"]),
     ([TOY, "components/objectives/tvrl_video.gin"], []),
+    ([TOY, "components/objectives/dpo.gin"], ["training.trial.advantage_clip = 2.0"]),  # clipping can tie the best
+    # permuted across the whole step, the sizes of the advantages decide the order within a group
+    ([TOY, "components/objectives/best_of_n_null.gin"], ["objectives.best_of_n_null.within_groups = False",
+                                                          "training.trial.advantage_std = 'global'"]),
 ])
 def test_a_setting_that_takes_effect_is_accepted(files, bindings):
     load_config(files, bindings)

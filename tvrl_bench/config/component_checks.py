@@ -112,8 +112,9 @@ def _defaults(qualified: str, names: set[str]):
     return default
 
 
-def checked_components() -> tuple[set[str], set[str]]:
-    """(components whose parameters the config binds, components it refers to or every trial builds)."""
+def checked_components(bases: bool = True) -> tuple[set[str], set[str]]:
+    """(components whose parameters the config binds, components it refers to or every trial builds, and, with
+    `bases`, the base of each null control among them)."""
     names = set(registry.registered_names())
     bound, referred = set(), set()
     for (scope, selector), values in gin.config._CONFIG.items():
@@ -125,7 +126,8 @@ def checked_components() -> tuple[set[str], set[str]]:
                     referred.add(qualified)
     if "training.trial" in bound:
         referred |= {n for n in _ALWAYS_BUILT if n in names}
-    referred |= {base for base in map(base_of, referred) if base is not None}
+    if bases:
+        referred |= {base for base in map(base_of, referred) if base is not None}
     return bound, referred
 
 
@@ -133,6 +135,7 @@ def component_problems(loaded: LoadedConfig | None = None) -> tuple[list[str], l
     """(refused lines, warning lines), each prefixed with where its value was bound."""
     names = set(registry.registered_names())
     bound, referred = checked_components()
+    only_bases = referred - checked_components(bases=False)[1]  # checked for what their null controls inherit
     errors, warnings = [], []
     for qualified in sorted(bound | referred):
         target = registry.get(qualified).target
@@ -147,6 +150,8 @@ def component_problems(loaded: LoadedConfig | None = None) -> tuple[list[str], l
             own_params = {p for p in problem.params if "." not in p}
             if own_params and own_params <= inherited:
                 continue  # reported as its base's, where the value was bound
+            if not own_params and qualified in only_bases:
+                continue  # reads none of the base's values: the null control, not built here, judges it itself
             where = (problem.named and where_bound(loaded, qualified, problem.params[:1])
                      or where_bound(loaded, qualified, problem.params))
             line = f"{where}: {problem.message}" if where else problem.message

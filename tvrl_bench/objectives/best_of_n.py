@@ -20,7 +20,7 @@ import torch
 
 from tvrl_bench.config.rules import Checks, Relation, Values, integer, one_of
 from tvrl_bench.objectives.advantages import PermutedAdvantages
-from tvrl_bench.objectives.matching import MatchingObjective, groups_with_a_preference
+from tvrl_bench.objectives.matching import ORDER_ONLY, MatchingObjective, groups_with_a_preference
 from tvrl_bench.objectives.matching_losses import WEIGHTINGS, credit_mean, matching_log_prob
 from tvrl_bench.registry import register
 
@@ -49,7 +49,7 @@ class BestOfNDistillation(MatchingObjective):
     """Best-of-N distillation: flow matching on each group's top_k rollouts by advantage."""
 
     CHECKS = Checks(
-        [Relation(("top_k", "training.trial.group_size"), _top_k_selects)],
+        [Relation(("top_k", "training.trial.group_size"), _top_k_selects), ORDER_ONLY],
         top_k=integer(1, example="1", note="rollouts kept per group"),
         weighting=one_of(*WEIGHTINGS),
     )

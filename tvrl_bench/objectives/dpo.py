@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from tvrl_bench.objectives.matching import MatchingObjective, groups_with_a_preference
+from tvrl_bench.objectives.matching import ORDER_ONLY, MatchingObjective, groups_with_a_preference
 from tvrl_bench.config.rules import Checks, positive
 from tvrl_bench.objectives.matching_losses import dpo_loss, velocity_error
 from tvrl_bench.objectives.reference import PretrainedReference
@@ -24,7 +24,7 @@ class FlowDPO(MatchingObjective):
 
     pair_size = 2
 
-    CHECKS = Checks(beta=positive("2000.0", note="the preference's inverse temperature"))
+    CHECKS = Checks([ORDER_ONLY], beta=positive("2000.0", note="the preference's inverse temperature"))
 
     def __init__(self, beta: float = 2000.0, timesteps: int = 2, timestep_range: tuple[float, float] = (0.0, 0.9)):
         super().__init__(timesteps, timestep_range)

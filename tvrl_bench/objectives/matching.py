@@ -16,6 +16,8 @@ matching objective declares, beside the `Objective` parts:
 - `old`: a slowly moving copy of the policy (a `Reference`) whose velocity is `velocity_old`; None: the current
   parameters before this update, i.e. the policy's own velocity detached (no second forward).
 - `reference` (objective.reference): the frozen policy of a KL or DPO term, whose velocity is `velocity_ref`.
+- `ORDER_ONLY`: the relation an objective that reads only the order of a group's advantages (DPO, best-of-N)
+  declares, refusing the trial's advantage_std / advantage_eps, which cannot change that order.
 - `matching_loss(terms, advantages[M], weights) -> (loss, stats)`; with `kl_beta` > 0 it adds
   kl_beta * mean (v - v_ref)^2 (a velocity-space KL to the pretrained policy).
 """
@@ -27,7 +29,8 @@ from typing import Any, Iterator
 
 import torch
 
-from tvrl_bench.config.rules import Checks, Relation, Values, fraction_range, integer, number
+from tvrl_bench.config.rules import Checks, Relation, Unknown, Values, fraction_range, integer, number
+from tvrl_bench.config.takes_effect import takes_effect_when
 from tvrl_bench.credit.weights import CreditWeights
 from tvrl_bench.objectives.base import MATCHING, Objective
 from tvrl_bench.objectives.matching_losses import ToTokens
@@ -42,6 +45,22 @@ def groups_with_a_preference(groups: torch.Tensor, advantages: torch.Tensor) -> 
         values = advantages[members]
         if len(members) >= 2 and bool(values.max() > values.min()):
             yield members
+
+
+def _order_only(v: Values):
+    """Why the trial's advantage scale changes nothing for an objective that reads only the order of each group's
+    advantages (a null control permuting across the whole step reads their sizes)."""
+    try:
+        if not v["within_groups"]:
+            return None
+    except Unknown:
+        pass
+    return ("this objective reads only the order of each group's advantages, which neither the std nor its floor "
+            "changes", "use an objective that weighs rollouts by their advantages (objectives.nft, objectives.grpo)")
+
+
+# The trial's advantage scale, inert for an objective that picks a group's rollouts by their advantages' order.
+ORDER_ONLY = takes_effect_when(("training.trial.advantage_std", "training.trial.advantage_eps"), (), _order_only)
 
 
 @dataclass
