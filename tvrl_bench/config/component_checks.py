@@ -19,6 +19,7 @@ import gin
 from tvrl_bench import registry
 from tvrl_bench.config.errors import ConfigError
 from tvrl_bench.config.inherited import base_of
+from tvrl_bench.config.paths import shipped_preset
 from tvrl_bench.config.rules import Unknown, Values, declared_checks
 from tvrl_bench.config.statements import LoadedConfig, locate
 from tvrl_bench.config.values import references
@@ -152,8 +153,10 @@ def component_problems(loaded: LoadedConfig | None = None) -> tuple[list[str], l
                 continue  # reported as its base's, where the value was bound
             if not own_params and qualified in only_bases:
                 continue  # reads none of the base's values: the null control, not built here, judges it itself
-            where = (problem.named and where_bound(loaded, qualified, problem.params[:1])
-                     or where_bound(loaded, qualified, problem.params))
+            at_fault = where_bound(loaded, qualified, problem.params[:1]) if problem.named else None
+            if at_fault is not None and shipped_preset(at_fault):
+                continue  # a shipped preset's value for another mode (a profile's, carried into a swapped mode)
+            where = at_fault or where_bound(loaded, qualified, problem.params)
             line = f"{where}: {problem.message}" if where else problem.message
             (warnings if problem.warn else errors).append(line)
     return errors, warnings

@@ -29,6 +29,13 @@ def search_paths() -> list[Path]:
     return paths
 
 
+def shipped_preset(origin: str) -> bool:
+    """True for a binding's origin (`path:line`) in a preset this checkout ships (its components/): named on the
+    command line by a sweep, it is a preset like an included one."""
+    path = Path(origin.rsplit(":", 1)[0]).resolve()
+    return (PROJECT_ROOT / "components") in path.parents
+
+
 def resolve(path: str | os.PathLike[str]) -> Path:
     """The config file `path` names, searched like gin includes; a missing one is a ConfigError."""
     path = Path(path)

@@ -81,7 +81,7 @@ class Relation:
     None; `warn`: a value the user may mean, warned once instead of refused."""
 
     uses: tuple[str, ...]
-    test: Callable[[Values], str | tuple[str, tuple[str, ...]] | None]
+    test: Callable[[Values], str | tuple[str, tuple[str, ...]] | list[tuple[str, tuple[str, ...]]] | None]
     warn: bool = False
 
     @property
@@ -92,7 +92,8 @@ class Relation:
 @dataclass(frozen=True)
 class Problem:
     """One refused (or, `warn`, warned) value: the message and the parameters that bound it, own first; `named`:
-    the relation named the parameter at fault first (its binding is where the problem is, not the others')."""
+    the relation named the parameter at fault first (its binding is where the problem is, not the others'; a
+    value a shipped preset bound there is its choice, config/component_checks.py)."""
 
     message: str
     params: tuple[str, ...]
@@ -134,10 +135,11 @@ class Checks:
                 message = relation.test(values)
             except (Unknown, TypeError, ValueError):
                 continue
-            named = isinstance(message, tuple)
-            message, params = message if named else (message, relation.uses)
-            if message:
-                found.append(Problem(message, params, relation.warn, named))
+            for one in message if isinstance(message, list) else [message]:
+                named = isinstance(one, tuple)
+                text, params = one if named else (one, relation.uses)
+                if text:
+                    found.append(Problem(text, params, relation.warn, named))
         return found
 
     def __set_name__(self, owner: type, name: str) -> None:

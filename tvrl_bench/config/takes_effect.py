@@ -3,11 +3,13 @@
     CHECKS = Checks([takes_effect_when(("advantage_eps", "advantage_clip"), reads=("mode",), inert=_not_per_check)])
 
 `inert(values)` returns None while the settings act, else (why they change nothing, the fix), each in words that
-name the bindings; then the first setting whose value differs from its constructor's default is refused, one line:
+name the bindings; then each setting whose value differs from its constructor's default is refused, a line each:
 
     objectives.tvrl_official.advantage_clip = 0.5 changes nothing: <why>; remove it, or <fix>
 
-A value equal to its default is accepted: a preset that states a default states what acts anyway. The settings may
+A value equal to its default is accepted: a preset that states a default states what acts anyway; so is a value a
+shipped preset (components/) bound, the preset's choice for its own mode (tvrl_question.gin's std floor stays
+bound when a study swaps in tvrl_official.gin; unbinding it would change the recorded trials' keys). The settings may
 be the component's own (by name) or another component's (by binding name, `training.trial.advantage_clip`): the
 component whose mode makes them inert declares the relation, since it knows its modes. Like every relation that
 reads another component (config/rules.py), the latter runs when the config is read, not when a component is built
@@ -29,11 +31,12 @@ def takes_effect_when(settings: Iterable[str], reads: Iterable[str], inert: Iner
     may be bound. The fix is a phrase, or a function of the refused setting's name giving one."""
     settings, reads = tuple(settings), tuple(reads)
 
-    def test(v: Values) -> tuple[str, tuple[str, ...]] | None:
+    def test(v: Values) -> list[tuple[str, tuple[str, ...]]] | None:
         found = inert(v)
         if found is None:
             return None
         why, fix = found
+        refused = []
         for name in settings:
             try:
                 changed = v[name] != v.default(name)
@@ -41,7 +44,7 @@ def takes_effect_when(settings: Iterable[str], reads: Iterable[str], inert: Iner
                 continue
             if changed:
                 advice = fix(name) if callable(fix) else fix
-                return f"{v.binding(name)} changes nothing: {why}; remove it, or {advice}", (name, *reads)
-        return None
+                refused.append((f"{v.binding(name)} changes nothing: {why}; remove it, or {advice}", (name, *reads)))
+        return refused
 
     return Relation(settings + reads, test)

@@ -14,11 +14,10 @@ the policy's setting, and the fix.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from tvrl_bench import registry
 from tvrl_bench.config import ConfigError, LoadedConfig, locate
 from tvrl_bench.config.component_checks import default_values
+from tvrl_bench.config.paths import shipped_preset
 from tvrl_bench.config.statements import short_origin
 from tvrl_bench.config.trial_components import TrialComponent, configured_values, trial_components
 from tvrl_bench.policies.toy_bases import bases_of
@@ -135,21 +134,12 @@ def _one_world_parameter(loaded: LoadedConfig | None, policy: _Policy, part: Tri
             continue
         for param in params:
             where = locate(loaded, part.qualified, param)
-            users = where == "--gin_bindings" or (where in own and not _shipped_preset(where))
+            users = where == "--gin_bindings" or (where in own and not shipped_preset(where))
             if where is not None and (users or values.get(param) != defaults.get(param)):
                 fix = "remove the binding" if users else "leave out the preset that binds it"
                 return (f"{short_origin(where)}: {part.qualified}.{param} = {values.get(param)!r} acts on "
                         f"{CHECK_WORDS[world]} only, and {policy.described()}, where it changes nothing; {fix}")
     return None
-
-
-def _shipped_preset(where: str) -> bool:
-    """True for a binding's origin (`path:line`) in a preset this checkout ships (components/...): named on the
-    command line by a sweep, it is a preset like an included one, refused only for a non-default value."""
-    from tvrl_bench.config.paths import PROJECT_ROOT
-
-    path = Path(where.rsplit(":", 1)[0]).resolve()
-    return (PROJECT_ROOT / "components") in path.parents
 
 
 def policy_world(parts: list[TrialComponent] | None = None) -> tuple[str, object, CheckpointWorld] | None:
