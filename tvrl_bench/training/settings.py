@@ -58,7 +58,9 @@ class TrialSettings:
     prompts_per_step x group_size rollouts per step (across all processes); group_size rollouts share a prompt.
     micro_batch: rollouts per policy forward (the same split is used when sampling and training).
     minibatches: optimizer updates per step, each on a slice of the step's rollouts.
-    advantage_std: 'group' (per-prompt std), 'global' or 'none'; advantage_clip: |A| bound (None: no clip).
+    advantage_std: 'group' (per-prompt std), 'global' or 'none'; advantage_clip: |A| bound (None: no clip). Where
+    the objective or critic makes one of them change nothing (per-check advantages, GDPO, an objective that reads
+    only their order), another value than its default is refused (config/takes_effect.py).
     ratio_tolerance: how far the recomputed log-probs may be from the rollout's before an update (0: exact).
     keep_rollout_graph: run the trained steps of the rollout with gradients and backpropagate through that forward
     instead of recomputing it in the update (the same gradients to float rounding, one forward per trained
@@ -67,7 +69,8 @@ class TrialSettings:
     and the policy is not sharded; otherwise the update recomputes as usual.
     eval_prompts: eval-set prompts generated at the end (deterministic ODE, generation seed = seed);
     eval_every: also evaluate every this many steps and before the first (0: only at the end), on the first
-    eval_subset eval prompts (None: all eval_prompts) with the same fixed noise, logging eval/* curves and
+    eval_subset eval prompts (None: all eval_prompts; refused where it changes nothing: eval_every = 0, or at least
+    eval_prompts) with the same fixed noise, logging eval/* curves and
     eval/critic_reward (the critic's own score of the same videos, so reward hacking shows);
     wide_eval_prompts: after the final evaluation, score the final policy again on this many held-out prompts of
     the toy dataset's eval split (its scenes the trial trained on dropped; the first eval_prompts of them are the
