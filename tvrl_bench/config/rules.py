@@ -83,10 +83,11 @@ class Relation:
     uses: tuple[str, ...]
     test: Callable[[Values], str | tuple[str, tuple[str, ...]] | list[tuple[str, tuple[str, ...]]] | None]
     warn: bool = False
+    config_only: bool = False  # judged where the config is known only (who bound a value), not at construction
 
     @property
     def reads_others(self) -> bool:
-        return any("." in u for u in self.uses)
+        return self.config_only or any("." in u for u in self.uses)
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,10 @@ A value equal to its default is accepted: a preset that states a default states 
 shipped preset (components/) bound, the preset's choice for its own mode (tvrl_question.gin's std floor stays
 bound when a study swaps in tvrl_official.gin; unbinding it would change the recorded trials' keys). The settings may
 be the component's own (by name) or another component's (by binding name, `training.trial.advantage_clip`): the
-component whose mode makes them inert declares the relation, since it knows its modes. Like every relation that
-reads another component (config/rules.py), the latter runs when the config is read, not when a component is built
-by hand. A value a trial's parts make inert in one world only is the world check's (training/trial/world_check.py).
+component whose mode makes them inert declares the relation, since it knows its modes. It runs when the config is
+read, never when a component is constructed: whether a preset or the user bound a value is known there only (a
+trial builds its components from shipped presets whose values for other modes it must accept). A value a trial's
+parts make inert in one world only is the world check's (training/trial/world_check.py).
 """
 
 from __future__ import annotations
@@ -47,4 +48,4 @@ def takes_effect_when(settings: Iterable[str], reads: Iterable[str], inert: Iner
                 refused.append((f"{v.binding(name)} changes nothing: {why}; remove it, or {advice}", (name, *reads)))
         return refused
 
-    return Relation(settings + reads, test)
+    return Relation(settings + reads, test, config_only=True)
