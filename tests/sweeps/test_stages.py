@@ -133,3 +133,20 @@ def test_the_dry_run_shows_the_next_stage_and_the_most_the_study_can_run(uri, tm
     assert text.splitlines()[0].startswith("study staged (staged: stage 1 of at most 2 runs 15 trials; at most 30 "
                                            "trials over 2 stages of 5 seeds;")
     assert text.count("pending") == 15
+
+
+def test_a_decision_metric_no_trial_logged_stops_the_study_with_one_line_and_a_fix_resumes_it(uri, tmp_path):
+    """The evaluator declares eval/motion, but these trials never log it: stage 1 runs, then one line (not a study
+    that stops with no decisions); with the metric fixed the rerun decides from the same trials."""
+    study = staged_study(tmp_path, DECIDE[:-1] + ", 'metric': 'eval/motion'}")
+    with pytest.raises(ConfigError) as err:
+        run_sweep(study, Logging, options(uri, tmp_path))
+    (line,) = str(err.value).splitlines()
+    assert line.startswith(f"{study}:") and "sweeps.study.decide['metric'] = 'eval/motion': none of the study's 15 " \
+        "finished trials logged it, so nothing can be decided; they logged wide_eval/overall: set the metric" in line
+    client = MlflowClient(uri)
+    runs = client.search_runs([client.get_experiment_by_name("staged").experiment_id])
+    assert {r.info.status for r in runs} == {"FINISHED", "FAILED"}  # the parent FAILED, nothing left RUNNING
+    executor = Logging()
+    fixed = run_sweep(staged_study(tmp_path), lambda: executor, options(uri, tmp_path))
+    assert len(executor.commands) == 10 and fixed.decisions[1][-1].verdicts  # stage 2 only: stage 1 is kept

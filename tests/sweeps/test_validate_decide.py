@@ -54,3 +54,25 @@ def test_too_few_seeds_for_the_stages_names_the_seeds_line_and_the_count(tmp_pat
 def test_a_good_decide_loads_with_its_defaults(tmp_path):
     study, _ = load_study(study_file(tmp_path, "'baseline': {'credit': 'uniform'}, 'margin': 3.0"))
     assert study.decide == {"baseline": {"credit": "uniform"}, "margin": 3.0}
+
+
+def test_a_misspelt_decision_metric_is_refused_before_anything_runs_naming_the_known_metrics(tmp_path):
+    from tvrl_bench.sweeps.plan import expand
+
+    path = study_file(tmp_path, "'baseline': {'credit': 'uniform'}, 'max_stages': 1,\n    'metric': 'wide_eval/overal'",
+                      seeds="[0, 1, 2, 3, 4]")
+    study, resolved = load_study(path)
+    with pytest.raises(ConfigError) as err:
+        expand(study, resolved)
+    (message,) = str(err.value).splitlines()
+    assert message.startswith(f"{path}:6: sweeps.study.decide['metric'] = 'wide_eval/overal' is not a metric the "
+                              "study's trials log; did you mean 'wide_eval/overall'")
+    assert "they log wide_eval/overall, " in message and "eval/slot" in message and "eval/critic_reward" in message
+
+
+def test_a_logged_decision_metric_plans(tmp_path):
+    from tvrl_bench.sweeps.plan import expand
+
+    path = study_file(tmp_path, "'baseline': {'credit': 'uniform'}, 'max_stages': 1, 'metric': 'eval/slot'",
+                      seeds="[0, 1, 2, 3, 4]")
+    assert len(expand(*load_study(path))) == 10

@@ -28,7 +28,7 @@ from tvrl_bench.executors.base import CANCELLED, LEFT_RUNNING, NOT_STARTED, Exec
 from tvrl_bench.sweeps.failures import end_parent, last_error_line, record_failure
 from tvrl_bench.sweeps.outcome import SweepOptions, SweepSummary
 from tvrl_bench.sweeps.plan import TrialSpec, expand, load_study
-from tvrl_bench.sweeps.stage_record import check_unchanged, decision_lines, decisions_csv, fingerprint_of, record
+from tvrl_bench.sweeps.stage_record import check_store_matches, decision_lines, decisions_csv, fingerprint_of, record
 from tvrl_bench.sweeps.stages import StagePlan, decide, stage_plan
 from tvrl_bench.sweeps.state import StudyTracker
 from tvrl_bench.sweeps.stop_request import StopRequest
@@ -110,16 +110,13 @@ def run_sweep(study_file: str, executor_factory, options: SweepOptions,
     A study with `decide` runs in stages (stages.py): each stage's trials, then its decisions."""
     started = time.perf_counter()
     study, trials = planned or plan(study_file, options)
-    staged = stage_plan(study, trials) if study.decide is not None else None
+    staged = stage_plan(study, trials, study_file) if study.decide is not None else None
     uri = options.tracking_uri
     with tracking_errors(uri):
         found = StudyTracker.find(uri, study.name)
         fingerprint = fingerprint_of(staged) if staged else None
         if found is not None:
-            runs = found.runs()
-            parent_tags = found.client.get_run(found.parent_run_id).data.tags
-            has_runs = any(runs.finished(k) for k in runs.by_key)
-            check_unchanged(parent_tags, has_runs, study, fingerprint, study_file)
+            check_store_matches(found, study, trials, fingerprint, study_file)
     if options.dry_run:
         with tracking_errors(uri):
             print(describe_plan(study, trials, found, staged))

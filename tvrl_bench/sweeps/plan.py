@@ -19,7 +19,7 @@ from tvrl_bench import registry
 from tvrl_bench.registry import suggest
 from tvrl_bench.sweeps import validate
 from tvrl_bench.sweeps.study import Study
-from tvrl_bench.sweeps.validate_decide import check_decide
+from tvrl_bench.sweeps.validate_decide import check_decide, check_decide_metric, final_metrics
 from tvrl_bench.training.trial.identity import trial_key
 
 
@@ -34,6 +34,7 @@ class TrialSpec:
     base: bool = False
     key: str = ""
     num_gpus: int = 0
+    steps: int | None = None  # training.trial.steps as the trial's config sets it
 
     @property
     def title(self) -> str:
@@ -150,7 +151,7 @@ def expand(study: Study, study_file: str, overrides: list[str] = ()) -> list[Tri
             f"{study_file}: the study has no trials (sweeps.study.exclude leaves out every combination); "
             "remove a rule from exclude or add axis values"
         )
-    keyed = []
+    keyed, logged = [], ()
     loaded_arm = None
     try:
         for spec in trials:
@@ -164,11 +165,15 @@ def expand(study: Study, study_file: str, overrides: list[str] = ()) -> list[Tri
                 except gin_config.ConfigError as exc:  # a binding of the study file, not of the command line
                     raise gin_config.ConfigError(validate.in_study_file(str(exc), study.bindings, study_file)) from None
                 loaded_arm = arm
-            gpus = _bound("training.trial.num_gpus", 0)
-            keyed.append(TrialSpec(spec.files, spec.bindings, spec.labels, spec.seed, spec.base, trial_key(), int(gpus)))
+            gpus, steps = _bound("training.trial.num_gpus", 0), _bound("training.trial.steps", None)
+            keyed.append(TrialSpec(spec.files, spec.bindings, spec.labels, spec.seed, spec.base, trial_key(), int(gpus),
+                                   steps))
+            if not logged and not spec.base:
+                logged = final_metrics()
     finally:
         gin.clear_config()
     validate.check_unique_keys(keyed, study_file)
+    check_decide_metric(study, study_file, logged)
     return keyed
 
 

@@ -12,16 +12,30 @@ import json
 
 from tvrl_bench.config import ConfigError
 from tvrl_bench.decisions.design import StagedDesign, arm_name
+from tvrl_bench.decisions.outcome import scaled_metric
 from tvrl_bench.decisions.sequential import StageResult
+from tvrl_bench.sweeps.same_trials import check_sweep_profile, check_sweep_joins
 from tvrl_bench.sweeps.validate import param_line
 
 DECIDE_TAG, PROFILE_TAG = "tvrl.decide", "tvrl.profile"
 FIX = "restore it, or run the changed study under a new sweeps.study.name or into another store (--tracking-uri)"
 
 
-def check_unchanged(parent_tags: dict[str, str], has_runs: bool, study, fingerprint: str | None, path: str) -> None:
-    """ConfigError when the study's profile or decision design differs from what its finished runs recorded."""
-    if not has_runs:
+def check_store_matches(found, study, trials: list, fingerprint: str | None, path: str) -> None:
+    """ConfigError when the store's study (`found`: a StudyTracker) holds finished runs this sweep must not join:
+    of another profile or decision design, or of its arms and seeds under other trial keys (same_trials.py)."""
+    runs = found.runs()
+    finished = [run for key in runs.by_key if (run := runs.latest_finished(key)) is not None]
+    parent_tags = found.client.get_run(found.parent_run_id).data.tags
+    check_unchanged(parent_tags, finished, study, fingerprint, path)
+    check_sweep_profile(study, runs, path)
+    check_sweep_joins(study, trials, runs, path)
+
+
+def check_unchanged(parent_tags: dict[str, str], finished: list, study, fingerprint: str | None, path: str) -> None:
+    """ConfigError when the study's profile or decision design differs from what its `finished` runs recorded
+    (a decided metric that none of them logged may change: nothing was decided on it)."""
+    if not finished:
         return
     recorded_profile = parent_tags.get(PROFILE_TAG)
     if recorded_profile and recorded_profile != study.profile:
@@ -35,12 +49,16 @@ def check_unchanged(parent_tags: dict[str, str], has_runs: bool, study, fingerpr
         return
     before, now = json.loads(recorded), json.loads(fingerprint)
     for key in ("baseline", "alpha", "seeds_per_stage", "max_stages", "margin", "metric", "permutations", "seeds"):
+        if key == "metric" and not any(scaled_metric(r.data.metrics, before.get(key, "")) is not None for r in finished):
+            continue
         if before.get(key) != now.get(key):
             raise ConfigError(
                 f"{path}:{param_line(path, 'seeds' if key == 'seeds' else 'decide')}: sweeps.study.decide['{key}'] "
                 f"changed since the study's first stage ({before.get(key)!r} -> {now.get(key)!r}), so the decisions "
                 f"made so far would no longer hold: {FIX}"
             )
+    if {k: v for k, v in before.items() if k != "metric"} == {k: v for k, v in now.items() if k != "metric"}:
+        return
     added = sorted(set(now["arms"]) - set(before["arms"]))
     removed = sorted(set(before["arms"]) - set(now["arms"]))
     raise ConfigError(
@@ -86,4 +104,4 @@ def fingerprint_of(plan) -> str:
     return plan.design.fingerprint([plan.arms.arms[name] for name in plan.trials])
 
 
-__all__ = ["check_unchanged", "record", "decisions_csv", "decision_lines", "fingerprint_of", "arm_name"]
+__all__ = ["check_store_matches", "check_unchanged", "record", "decisions_csv", "decision_lines", "fingerprint_of", "arm_name"]

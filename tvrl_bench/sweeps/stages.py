@@ -27,6 +27,7 @@ class StagePlan:
     arms: ArmPlan
     trials: dict[str, dict[int, TrialSpec]]
     base: dict[int, TrialSpec]
+    study_file: str = ""
 
     def most_trials(self) -> int:
         """Trials of a grid of the most stages: every arm and base row on every stage's seeds."""
@@ -44,7 +45,7 @@ class StagePlan:
         return specs + [self.trials[a][s] for a in arms for s in seeds if s in self.trials[a]]
 
 
-def stage_plan(study: Study, trials: list[TrialSpec]) -> StagePlan:
+def stage_plan(study: Study, trials: list[TrialSpec], study_file: str = "") -> StagePlan:
     """The staged plan of a study with `decide` (its trials: the whole grid of expand(), keys already computed)."""
     design = StagedDesign.from_study(study.decide, study.seeds)
     by_arm: dict[str, dict[int, TrialSpec]] = {}
@@ -61,7 +62,7 @@ def stage_plan(study: Study, trials: list[TrialSpec]) -> StagePlan:
             arms.append(arm)
         by_arm.setdefault(arm_name(arm), {})[spec.seed] = spec
     baseline = {axis: preset_name(value) for axis, value in design.baseline.items()}
-    return StagePlan(design, plan_arms(arms, baseline), by_arm, base)
+    return StagePlan(design, plan_arms(arms, baseline), by_arm, base, study_file)
 
 
 def preset_name(value: str) -> str:
@@ -71,11 +72,23 @@ def preset_name(value: str) -> str:
 
 def decide(plan: StagePlan, latest_finished, stages: int) -> list[StageResult]:
     """The test's results after each of the first `stages` stages, from the finished runs
-    (`latest_finished(key)` -> run or None)."""
-    records = []
+    (`latest_finished(key)` -> run or None). ConfigError when finished trials exist and none logged the metric:
+    a study deciding on it would stop with no decisions."""
+    records, logged = [], set()
     for arm, by_seed in plan.trials.items():
         for seed, spec in by_seed.items():
             run = latest_finished(spec.key)
             if run is not None:
                 records.append((arm, seed, scaled_metric(run.data.metrics, plan.design.metric)))
+                logged.update(run.data.metrics)
+    if records and all(value is None for *_, value in records):
+        from tvrl_bench.config import ConfigError
+        from tvrl_bench.sweeps.validate import value_line
+
+        where = f"{plan.study_file}:{value_line(plan.study_file, 'decide', 'metric')}: " if plan.study_file else ""
+        finals = sorted(m for m in logged if m.startswith(("eval/", "wide_eval/"))) or sorted(logged)
+        raise ConfigError(
+            f"{where}sweeps.study.decide['metric'] = {plan.design.metric!r}: none of the study's {len(records)} "
+            f"finished trials logged it, so nothing can be decided; they logged {', '.join(finals) or 'no metric'}: "
+            "set the metric to one of them and rerun (the finished trials are kept)")
     return decide_records(plan.design, plan.arms.comparisons, records, stages)

@@ -3,7 +3,9 @@
 Each problem is one line `STUDY.gin:LINE: sweeps.study.decide[...] ...: what is wrong; the fix`, like every other
 study field (validate.py). The least seeds per stage is the fewest with which a stage can ever reach the rate:
 with n seeds an arm and its baseline have C(2n, n) relabellings, so no p-value is below 2 / C(2n, n), and the first
-stage may spend only alpha / max_stages.
+stage may spend only alpha / max_stages. The decided metric must be one the study's trials log at their final step
+(`final_metrics`: overall, the evaluator's categories and critic_reward, as eval/ and wide_eval/): a misspelt one
+would run the first stage and then decide nothing.
 """
 
 from __future__ import annotations
@@ -68,6 +70,28 @@ def check_decide(study: Any, path: str) -> None:
             f"sweeps.study.decide runs up to {stages} stages of {n} seeds, taken in order: list at least "
             f"{n * stages} seeds"
         )
+
+
+def final_metrics() -> tuple[str, ...]:
+    """The metrics a trial of the parsed gin config logs at its final step: `eval/` and `wide_eval/` of `overall`,
+    each category its evaluator declares (`Evaluator.categories`) and `critic_reward` (docs/report.md#run-contract)."""
+    from tvrl_bench.config.trial_components import trial_components
+
+    evaluator = next((part.target for part in trial_components() if part.axis == "evaluator"), None)
+    names = ("overall", *getattr(evaluator, "categories", ()), "critic_reward")
+    return tuple(f"{prefix}/{name}" for prefix in ("wide_eval", "eval") for name in names)
+
+
+def check_decide_metric(study: Any, path: str, known: tuple[str, ...]) -> None:
+    """ConfigError when `decide['metric']` is not one of `known` (final_metrics of the study's trials)."""
+    metric = {**DEFAULTS, **(study.decide or {})}["metric"] if study.decide is not None else None
+    if metric is None or not known or metric in known:
+        return
+    raise ConfigError(
+        f"{path}:{value_line(path, 'decide', 'metric')}: sweeps.study.decide['metric'] = {metric!r} is not a metric "
+        f"the study's trials log{suggest(str(metric), known)}; they log {', '.join(known)}: name one of them (the "
+        "first stage would run and then decide nothing)"
+    )
 
 
 def _check_baseline(baseline: Any, axes: dict, path: str, fail) -> None:
