@@ -91,7 +91,7 @@ def test_a_study_with_runs_of_two_profiles_is_refused_not_averaged(new_study, ml
         load_study_runs(study.study, mlflow_store[0])
     (line,) = str(err.value).splitlines()
     assert f"study '{study.study}' holds finished runs of 2 profiles: toy (1 runs), toy_v3 (1 runs)" in line
-    assert "sweep each profile under its own sweeps.study.name" in line
+    assert "sweep each profile or setting under its own sweeps.study.name" in line
 
 
 def test_the_profile_param_names_the_first_profile_file_parsed():
@@ -100,3 +100,29 @@ def test_the_profile_param_names_the_first_profile_file_parsed():
     assert profile_name(["/x/components/profiles/toy.gin", "/x/components/credit/uniform.gin"]) == "toy"
     assert profile_name(["/x/components/credit/uniform.gin", "/x/components/profiles/toy_v3.gin"]) == "toy_v3"
     assert profile_name(["/x/my_trial.gin"]) == "none"
+
+
+def test_a_study_with_two_configurations_of_one_arm_and_seed_is_refused_naming_the_setting(new_study, mlflow_store):
+    """A rerun with another --steps under the same study: 75 and 50 would be reported as one seed of 62.50."""
+    study = new_study("two_step_counts")
+    for steps, score in (("2", 0.75), ("1", 0.50)):
+        study.trial({"method": "GRPO", "credit": "uniform", "seed": "0", "training.trial.steps": steps},
+                    {"eval/overall": score}, trial_key=f"key{steps}")
+    study.trial({"method": "GRPO", "credit": "window3", "seed": "0", "training.trial.steps": "2"}, {"eval/overall": 0.8})
+    study.finish()
+    with pytest.raises(ReportError) as err:
+        load_study_runs(study.study, mlflow_store[0])
+    (line,) = str(err.value).splitlines()
+    assert (f"study '{study.study}' holds 2 finished trials of the same arm and seed (credit=uniform method=GRPO "
+            "seed=0) under different trial keys (training.trial.steps: 1, 2; 1 arm-seeds in all); a table would "
+            "average them as one seed") in line, line
+
+
+def test_the_same_trial_retried_and_runs_logged_by_hand_are_not_two_configurations(new_study, mlflow_store):
+    study = new_study("one_configuration")
+    for attempt in (1, 2):
+        study.trial({"method": "GRPO", "seed": "0"}, {"eval/overall": 0.5}, trial_key="k", attempt=attempt)
+    for score in (0.6, 0.7):
+        study.trial({"method": "GRPO", "seed": "0", "lr": str(score)}, {"eval/overall": score}, by_hand=True)
+    study.finish()
+    assert len(load_study_runs(study.study, mlflow_store[0]).trials) == 3

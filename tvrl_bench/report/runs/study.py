@@ -22,6 +22,7 @@ import pandas as pd
 from tvrl_bench import registry
 from tvrl_bench.report.errors import ReportError
 from tvrl_bench.report.runs.frames import RUN_COLUMNS, runs_frame, search_all_runs, sql_runs_frame
+from tvrl_bench.report.runs.one_config import check_one_config, check_one_profile
 
 ROLE_TAG = "tvrl.role"
 STUDY_TAG = "tvrl.study"
@@ -152,24 +153,9 @@ def load_study_runs(study: str, tracking_uri: str | None = None, client: Any = N
     if frame is None:
         frame = runs_frame(search_all_runs(client, experiment.experiment_id))
     runs = split_runs(frame, study=study, experiment_id=experiment.experiment_id, tracking_uri=uri)
-    check_one_profile(runs)
+    check_one_profile(study, runs.trials)
+    check_one_config(study, runs.trials)
     return runs
-
-
-def check_one_profile(runs: StudyRuns) -> None:
-    """ReportError when the study's finished trials ran on more than one profile (their `profile` param): a
-    table would average a slot-world seed with a sprite-world seed as one."""
-    column = runs.trials.get("params.profile")
-    if column is None:
-        return
-    counts = column.dropna().value_counts()
-    if len(counts) > 1:
-        listed = ", ".join(f"{name} ({int(n)} runs)" for name, n in sorted(counts.items()))
-        raise ReportError(
-            f"study '{runs.study}' holds finished runs of {len(counts)} profiles: {listed}; a table would average "
-            "them as one seed: sweep each profile under its own sweeps.study.name or into its own store "
-            "(--tracking-uri), and report each with --study / --tracking-uri"
-        )
 
 
 def _column(frame: pd.DataFrame, name: str) -> pd.Series:
