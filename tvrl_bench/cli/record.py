@@ -2,13 +2,16 @@
 
 A staged study decides from every finished run of its stages, and MLflow's store (mlflow.db) is not in git: a
 later stage on a new machine would rerun the earlier ones. `save` writes the study's finished trial runs (params,
-tags and final metrics) to reports/records/STUDY.jsonl; `load` logs them into a store (skipping trials it already
-has), after which `tvrl-sweep` resumes the study where the record ends and `tvrl-report` reads them.
+tags and final metrics, and the parent run's profile, staged design and tables) to reports/records/STUDY.jsonl;
+`load` checks the whole file, then logs them into a store (skipping trials it already has; a bad record writes
+nothing, one line, exit 2), after which `tvrl-sweep` resumes the study where the record ends and `tvrl-report`
+reads them.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from tvrl_bench.cli.common import add_tracking_uri
@@ -39,7 +42,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tvrl_bench.cli.errors import UserError
-    from tvrl_bench.sweeps.records import RecordError, load_record, save_record
+    from tvrl_bench.sweeps.records import RecordError, load_record, read_record, save_record
     from tvrl_bench.tracking.store import resolve_uri, tracking_errors
     from tvrl_bench.tracking.store_checks import check_store
 
@@ -52,10 +55,15 @@ def run(args: argparse.Namespace) -> int:
                 count = save_record(args.tracking_uri, args.study, out)
             print(f"record save: {count} finished trials of study {args.study} -> {out}")
             return 0
+        record = read_record(Path(args.file))  # the whole file checked before the store is touched
         check_store(args.tracking_uri, write=True)
         with tracking_errors(args.tracking_uri):
-            study, imported, present = load_record(args.tracking_uri, Path(args.file))
+            study, imported, present = load_record(args.tracking_uri, Path(args.file), record)
         print(f"record load: study {study}: {imported} trials logged to {args.tracking_uri}, {present} already there")
+        if "tvrl.tables" not in record[0].get("parent_tags", {}):
+            print(f"record load: {args.file} names no tables (saved before records kept them): tvrl-report --study "
+                  f"{study} renders every table its runs have params for; pass --tables, or save the record again",
+                  file=sys.stderr)
         return 0
     except RecordError as exc:
         raise UserError(str(exc)) from None

@@ -1,0 +1,149 @@
+"""Reading a study's record (reports/records/STUDY.jsonl) and checking all of it before anything is written.
+
+`read_record` parses the file and checks every line's shape and types: the header (format, study, the parent run's
+tags, each a string), then each trial (key, run name, tags and params of strings or numbers, metrics as
+`[value, step]`). `check_record` checks what the runs say: one profile (the trials' `profile` param and the
+header's `tvrl.profile`), and one configuration per arm and seed (sweeps/same_trials.py). `check_joins` checks
+the record against the study already in the store: the same profile, and no finished run of an arm and seed the
+record holds under another trial key. Each problem is one RecordError line naming the file and line, and the fix.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tvrl_bench import registry
+from tvrl_bench.sweeps.same_trials import differing_setting, run_slot
+from tvrl_bench.tracking.params import profile_name
+
+FORMAT = 1
+PARENT_TAGS = ("tvrl.profile", "tvrl.decide", "tvrl.tables")  # what the study's sweep, report and page read
+WRITE_IT = "write the file with `tvrl-bench record save STUDY`"
+
+
+class RecordError(Exception):
+    """A record file that cannot be read or a study with nothing to record: one line for the user."""
+
+
+def read_record(path: Path) -> tuple[dict, list[dict]]:
+    """(header, trial records) of a record file, every line checked; RecordError naming the file and line."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise RecordError(f"{path}: cannot read the record ({exc.strerror}); give a file written by "
+                          "`tvrl-bench record save`") from None
+    entries = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        try:
+            entries.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise RecordError(f"{path}:{number}: not a JSON line ({exc.msg}); the file is not a record written by "
+                              "`tvrl-bench record save`") from None
+    header = entries[0] if entries else None
+    if not isinstance(header, dict) or header.get("format") != FORMAT or "study" not in header:
+        raise RecordError(f"{path}:1: no record header (format {FORMAT}, study); {WRITE_IT}")
+    _check_header(path, header)
+    keys: dict[str, int] = {}
+    for number, entry in enumerate(entries[1:], start=2):
+        _check_trial(f"{path}:{number}", entry)
+        if entry["key"] in keys:
+            raise RecordError(f"{path}:{number}: trial key {entry['key']} is recorded twice (line {keys[entry['key']]} "
+                              f"too); keep one of them, or {WRITE_IT}")
+        keys[entry["key"]] = number
+    return header, entries[1:]
+
+
+def _check_header(path: Path, header: dict) -> None:
+    if not isinstance(header["study"], str) or not header["study"].strip():
+        raise RecordError(f"{path}:1: the header's study = {header['study']!r} must name the study (a string)")
+    tags = header.get("parent_tags", {})
+    if not isinstance(tags, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in tags.items()):
+        raise RecordError(f"{path}:1: the header's parent_tags = {tags!r} must map tag names to strings; {WRITE_IT}")
+
+
+def _check_trial(where: str, entry) -> None:
+    """RecordError when a trial line's fields are missing or of the wrong type."""
+    if not isinstance(entry, dict) or not {"key", "params", "metrics"} <= set(entry):
+        raise RecordError(f"{where}: a trial record needs key, params and metrics; {WRITE_IT}")
+    if not isinstance(entry["key"], str) or not entry["key"]:
+        raise RecordError(f"{where}: key = {entry['key']!r} must be the trial key (a string); {WRITE_IT}")
+    if not isinstance(entry.get("run_name", ""), (str, type(None))):
+        raise RecordError(f"{where}: run_name = {entry['run_name']!r} must be a string; {WRITE_IT}")
+    for field, kinds, what in (("tags", (str,), "strings"), ("params", (str, int, float), "strings or numbers")):
+        values = entry.get(field, {})
+        if not isinstance(values, dict):
+            raise RecordError(f"{where}: {field} must map names to {what}, not {type(values).__name__}; {WRITE_IT}")
+        for name, value in values.items():
+            if not isinstance(value, kinds) or isinstance(value, bool):
+                raise RecordError(f"{where}: {field}[{name!r}] = {value!r} must be one of {what}; {WRITE_IT}")
+    if not isinstance(entry["metrics"], dict):
+        raise RecordError(f"{where}: metrics must map names to [value, step]; {WRITE_IT}")
+    for name, pair in entry["metrics"].items():
+        ok = isinstance(pair, list) and len(pair) == 2 and _number(pair[0]) and _step(pair[1])
+        if not ok:
+            raise RecordError(f"{where}: metrics[{name!r}] = {pair!r} must be [value, step] (a number and a step 0 or "
+                              f"more); {WRITE_IT}")
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)  # NaN and inf are what a run logged
+
+
+def _step(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def record_profile(path: Path, header: dict, trials: list[dict]) -> str | None:
+    """The one profile the record's runs ran (their `profile` param, else the header's); RecordError when they
+    name two, or one the header's `tvrl.profile` is not."""
+    named = {t["params"]["profile"]: n for n, t in enumerate(trials, start=2) if "profile" in t["params"]}
+    recorded = header.get("parent_tags", {}).get("tvrl.profile")
+    if recorded is not None:
+        named.setdefault(profile_name([recorded]), 1)
+    if len(named) > 1:
+        listed = ", ".join(f"{name} (line {line})" for name, line in sorted(named.items(), key=lambda kv: kv[1]))
+        raise RecordError(f"{path}: the record holds runs of {len(named)} profiles: {listed}; a table would average "
+                          f"them as one seed: keep one profile's runs per record ({WRITE_IT} for each study)")
+    return next(iter(named), None)
+
+
+def check_record(path: Path, header: dict, trials: list[dict]) -> str | None:
+    """The record's profile (record_profile), after checking it holds one configuration per arm and seed."""
+    profile = record_profile(path, header, trials)
+    seen: dict[tuple, tuple[int, dict]] = {}
+    for number, trial in enumerate(trials, start=2):
+        slot = run_slot(trial["params"], registry.axes())
+        if slot in seen and trial["key"] != seen[slot][1]["key"]:
+            other = seen[slot]
+            raise RecordError(f"{path}:{number}: this trial and line {other[0]}'s are the same arm and seed under two "
+                              f"trial keys ({differing_setting(other[1]['params'], trial['params']) or 'another config'}"
+                              f"); a table would average them as one seed: keep one of them")
+        seen.setdefault(slot, (number, trial))
+    return profile
+
+
+def check_joins(path: Path, trials: list[dict], profile: str | None, found) -> None:
+    """RecordError when the store's study (`found`: a sweeps/state.py StudyTracker, or None) holds finished runs of
+    another profile, or of an arm and seed the record holds under another trial key."""
+    if found is None:
+        return
+    runs = found.runs()
+    finished = [run for key in runs.by_key if (run := runs.latest_finished(key)) is not None]
+    study = found.study
+    recorded = found.client.get_run(found.parent_run_id).data.tags.get("tvrl.profile")
+    theirs = {run.data.params["profile"] for run in finished if "profile" in run.data.params}
+    if recorded and finished:
+        theirs.add(profile_name([recorded]))
+    if profile is not None and theirs - {profile}:
+        raise RecordError(f"{path}: the record's runs ran the profile {profile}, and study {study} in the store holds "
+                          f"runs of {', '.join(sorted(theirs - {profile}))}: a table would average them as one seed; "
+                          "load it into another store (--tracking-uri)")
+    slots = {run_slot(run.data.params, registry.axes()): run for run in finished}
+    for number, trial in enumerate(trials, start=2):
+        run = slots.get(run_slot(trial["params"], registry.axes()))
+        if run is not None and run.data.tags.get("tvrl.trial_key") != trial["key"]:
+            setting = differing_setting(run.data.params, trial["params"]) or "another configuration"
+            raise RecordError(f"{path}:{number}: study {study} in the store holds this trial's arm and seed under "
+                              f"another trial key ({setting}): a table would average them as one seed; load the "
+                              "record into another store (--tracking-uri)")
