@@ -24,7 +24,13 @@ class TableSection:
 def table_answer(result: TableResult) -> str:
     """One line: per column, the rows whose delta (or interval) separates from 0 (or its null value) by its 95% CI,
     with their values, then the rows that do not. Rows within a column are separated by "; " (row labels may hold
-    commas), columns by " · "."""
+    commas), columns by " · ". A table whose cells pool runs of several arms it does not show (another study's
+    table: the credit table over the rewards study's critics) states no answer: a row's delta would average arms."""
+    if result.pooled:
+        listed = "; ".join(f"{param} ({', '.join(values)})" for param, values in result.pooled.items())
+        params = " and ".join(result.pooled)
+        return (f"No answer: its cells pool runs that differ in {listed}, which the table does not show, so each "
+                f"seed's value averages several arms; add {params} to the table's [rows] by (or where) to read one.")
     separated: dict[str, list[str]] = {}
     not_separated: dict[str, list[str]] = {}
     for row in result.rows:

@@ -18,14 +18,12 @@ import numpy as np
 import pandas as pd
 
 from tvrl_bench.report.runs.frames import logged_nan
+from tvrl_bench.report.runs.one_config import axis_params
 from tvrl_bench.report.stats.intervals import DeltaStat, ValueStat, paired_delta, value_stat, welch_delta
 from tvrl_bench.report.tables.definition_types import ANY, DeltaColumn, Filter, ValueColumn
 from tvrl_bench.report.tables.filters import describe, intersect, match
 from tvrl_bench.report.tables.table_result import Blank, Cell, Missing
 
-# Params that name a study axis: a cell whose runs differ in one of them (and do not filter it) pools them, which
-# the table's notes say (add the param to `by` or `where` to separate them).
-AXIS_PARAMS = ("policy", "sampler", "reward", "credit", "method")
 
 # (run id, "eval" or "wide_eval") -> {(index, prompt): score} of that evaluation's per-video records, or None
 PromptScores = Callable[[str, str], "dict[tuple[int, str], float] | None"]
@@ -139,7 +137,9 @@ class CellBuilder:
         return [str(self.run_ids[rows[i]]) for i in order], [seeds[i] for i in order]
 
     def _note_pooling(self, rows: np.ndarray, flt: Filter) -> None:
-        for param in AXIS_PARAMS:
+        """Note each arm param (one_config.axis_params) the cell's runs differ in and its filter does not fix: the
+        cell averages those arms seed by seed, which the table's notes and answer say."""
+        for param in axis_params():
             column = f"params.{param}"
             if column in self.runs.columns and (param not in flt or len(flt[param]) > 1):
                 values = {str(v) for v in pd.unique(self.runs[column].to_numpy(dtype=object)[rows]) if pd.notna(v)}

@@ -89,6 +89,9 @@ def build_metric_table(defn: MetricTable, runs: StudyRuns, histories: Histories 
         "or to where in the table definition to separate them."
         for param, values in builder.pooled.items()
     ]
+    shown = {axis.name for axis in defn.rows_by}
+    result.pooled = {param: sorted(values, key=natural_key) for param, values in builder.pooled.items()
+                     if param not in shown}
     result.notes = (
         metric_notes(defn, columns, runs)
         + [decision_note(decisions, c.label) for c in columns if isinstance(c, DecisionColumn)]

@@ -106,6 +106,8 @@ class TableResult:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     cells: list[CellRuns] = field(default_factory=list)
+    # {param: its values} for the arm params its cells pool that the table does not show: no answer over them
+    pooled: dict[str, list[str]] = field(default_factory=dict)
 
     def has_data(self) -> bool:
         return any(isinstance(c, (ValueStat, DeltaStat, Number, Count, Interval)) for r in self.rows for c in r.cells)
