@@ -32,7 +32,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     save = actions.add_parser("save", help="write STUDY's finished runs to reports/records/STUDY.jsonl (or --out)")
     save.add_argument("study", metavar="STUDY", help="the study's name (sweeps.study.name)")
     save.add_argument("--out", metavar="FILE", help="where to write (default: reports/records/STUDY.jsonl)")
-    load = actions.add_parser("load", help="log a record's trials into the store (those it lacks)")
+    load = actions.add_parser("load", help="check the whole record, then log its trials into the store (those it "
+                              "lacks) and the study's profile, design and tables; a bad record writes nothing")
     load.add_argument("file", metavar="FILE", help="a record written by `tvrl-bench record save`")
     for sub in (save, load):
         add_tracking_uri(sub, help="the MLflow store (default: $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db)")
