@@ -86,6 +86,7 @@ def load(path, uri, capsys) -> tuple[int, str]:
     (lambda t: t[1]["tags"].update({"tvrl.attempt": 1}), ":3: tags['tvrl.attempt'] = 1 must be one of strings"),
     (lambda t: t[1].update({"params": "credit=window3"}), ":3: params must map names to strings or numbers, not str"),
     (lambda t: t[1].update({"key": t[0]["key"]}), ":3: trial key kuniform is recorded twice (line 2 too)"),
+    (lambda t: t[1]["params"].update({"x": "y" * 6001}), ":3: params['x'...] is longer than a run holds"),
 ])
 def test_a_record_with_a_wrongly_typed_value_writes_nothing(tmp_path_factory, tmp_path, capsys, edit, needle):
     uri = fresh_store(tmp_path_factory, tmp_path)

@@ -65,8 +65,8 @@ def test_a_misspelt_decision_metric_is_refused_before_anything_runs_naming_the_k
     with pytest.raises(ConfigError) as err:
         expand(study, resolved)
     (message,) = str(err.value).splitlines()
-    assert message.startswith(f"{path}:6: sweeps.study.decide['metric'] = 'wide_eval/overal' is not a metric the "
-                              "study's trials log; did you mean 'wide_eval/overall'")
+    assert message.startswith(f"{path}:6: sweeps.study.decide['metric'] = 'wide_eval/overal' is not an "
+                              "evaluation metric the study's trials log; did you mean 'wide_eval/overall'")
     assert "they log wide_eval/overall, " in message and "eval/slot" in message and "eval/critic_reward" in message
 
 

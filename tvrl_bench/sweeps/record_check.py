@@ -20,6 +20,7 @@ from tvrl_bench.tracking.params import profile_name
 FORMAT = 1
 PARENT_TAGS = ("tvrl.profile", "tvrl.decide", "tvrl.tables")  # what the study's sweep, report and page read
 WRITE_IT = "write the file with `tvrl-bench record save STUDY`"
+KEY_LENGTH, VALUE_LENGTH = 250, 6000  # what a trial logs (tracking/params.py), so what a record of it holds
 
 
 class RecordError(Exception):
@@ -77,6 +78,9 @@ def _check_trial(where: str, entry) -> None:
         for name, value in values.items():
             if not isinstance(value, kinds) or isinstance(value, bool):
                 raise RecordError(f"{where}: {field}[{name!r}] = {value!r} must be one of {what}; {WRITE_IT}")
+            if len(name) > KEY_LENGTH or len(str(value)) > VALUE_LENGTH:
+                raise RecordError(f"{where}: {field}[{name[:40]!r}...] is longer than a run holds ({KEY_LENGTH} "
+                                  f"characters a name, {VALUE_LENGTH} a value); {WRITE_IT}")
     if not isinstance(entry["metrics"], dict):
         raise RecordError(f"{where}: metrics must map names to [value, step]; {WRITE_IT}")
     for name, pair in entry["metrics"].items():

@@ -88,9 +88,9 @@ def check_decide_metric(study: Any, path: str, known: tuple[str, ...]) -> None:
     if metric is None or not known or metric in known:
         return
     raise ConfigError(
-        f"{path}:{value_line(path, 'decide', 'metric')}: sweeps.study.decide['metric'] = {metric!r} is not a metric "
-        f"the study's trials log{suggest(str(metric), known)}; they log {', '.join(known)}: name one of them (the "
-        "first stage would run and then decide nothing)"
+        f"{path}:{value_line(path, 'decide', 'metric')}: sweeps.study.decide['metric'] = {metric!r} is not an "
+        f"evaluation metric the study's trials log{suggest(str(metric), known)}; they log {', '.join(known)} at "
+        "their final step: name one of them (the first stage would run and then decide nothing)"
     )
 
 
