@@ -32,9 +32,11 @@ def test_the_same_runs_in_a_table_that_shows_the_axis_state_their_answer():
 
 
 def test_a_fixed_row_pooling_an_axis_the_table_shows_keeps_the_answer():
-    """The rewards table's base row averages each critic's own base run (the same model): rows show the reward."""
-    base = [{"reward": r, "credit": "window3", "method": "base", "seed": s, "eval/overall": 0.4 + 0.001 * s}
-            for r in ("a", "b") for s in range(3)]
+    """The rewards table's base row averages each critic's own base run (the same untrained model, configured with
+    the critic's objective): a row its author defined so, noted, not an arm hidden in the table's rows."""
+    base = [{"reward": r, "credit": "window3", "objective": "tvrl_video" if r == "b" else "tvrl_question",
+             "method": "base", "seed": s, "eval/overall": 0.4 + 0.001 * s} for r in ("a", "b") for s in range(3)]
     result = build_metric_table(load_table("rewards"), runs_of(base + CRITICS))
     assert result.pooled == {}
+    assert any("Cells pool runs that differ in objective (tvrl_question, tvrl_video)" in n for n in result.notes)
     assert not table_answer(result).startswith("No answer")

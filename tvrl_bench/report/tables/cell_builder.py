@@ -78,8 +78,8 @@ class CellBuilder:
             for ex in exclude:
                 mask &= ~self._mask(ex)
             self._rows[key] = np.flatnonzero(mask)
-            if len(self._rows[key]):
-                self._note_pooling(self._rows[key], flt)
+            for param, values in self.pooled_in(flt, exclude).items() if len(self._rows[key]) else ():
+                self.pooled.setdefault(param, set()).update(values)
         return self._rows[key]
 
     def per_seed(self, flt: Filter, exclude: tuple[Filter, ...]) -> np.ndarray:
@@ -136,15 +136,17 @@ class CellBuilder:
         order = sorted(range(len(rows)), key=lambda i: _seed_key(seeds[i]))
         return [str(self.run_ids[rows[i]]) for i in order], [seeds[i] for i in order]
 
-    def _note_pooling(self, rows: np.ndarray, flt: Filter) -> None:
-        """Note each arm param (one_config.axis_params) the cell's runs differ in and its filter does not fix: the
-        cell averages those arms seed by seed, which the table's notes and answer say."""
+    def pooled_in(self, flt: Filter, exclude: tuple[Filter, ...] = ()) -> dict[str, set[str]]:
+        """{param: values} for each arm param (one_config.axis_params) the cell's runs differ in and its filter does
+        not fix: the cell averages those arms seed by seed, which the table's notes (and answer) say."""
+        rows, found = self.rows(flt, exclude), {}
         for param in axis_params():
             column = f"params.{param}"
             if column in self.runs.columns and (param not in flt or len(flt[param]) > 1):
                 values = {str(v) for v in pd.unique(self.runs[column].to_numpy(dtype=object)[rows]) if pd.notna(v)}
                 if len(values) > 1:
-                    self.pooled.setdefault(param, set()).update(values)
+                    found[param] = values
+        return found
 
     def value(self, spec: RowSpec, col: ValueColumn) -> Cell:
         """The cell of a value column in row `spec` (Blank when their filters contradict)."""

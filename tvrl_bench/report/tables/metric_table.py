@@ -89,9 +89,7 @@ def build_metric_table(defn: MetricTable, runs: StudyRuns, histories: Histories 
         "or to where in the table definition to separate them."
         for param, values in builder.pooled.items()
     ]
-    shown = {axis.name for axis in defn.rows_by}
-    result.pooled = {param: sorted(values, key=natural_key) for param, values in builder.pooled.items()
-                     if param not in shown}
+    result.pooled = _pooled_rows(row_specs, columns, builder)
     result.notes = (
         metric_notes(defn, columns, runs)
         + [decision_note(decisions, c.label) for c in columns if isinstance(c, DecisionColumn)]
@@ -102,6 +100,18 @@ def build_metric_table(defn: MetricTable, runs: StudyRuns, histories: Histories 
     for w in result.warnings:
         log.warning("%s", w)
     return result
+
+
+def _pooled_rows(specs: list[RowSpec], columns: list, builder: CellBuilder) -> dict[str, list[str]]:
+    """{param: values} the cells of the rows made from the table's `by` params pool: arms the table does not show,
+    so it states no answer (a fixed row, such as the base model's, pools what its author chose to)."""
+    found: dict[str, set[str]] = {}
+    for spec in (s for s in specs if not (s.group or "").startswith("fixed:")):
+        for col in (c for c in columns if isinstance(c, (ValueColumn, DeltaColumn))):
+            flt = intersect(spec.filter, col.where)
+            for param, values in (builder.pooled_in(flt, spec.exclude) if flt is not None else {}).items():
+                found.setdefault(param, set()).update(values)
+    return {param: sorted(values, key=natural_key) for param, values in found.items()}
 
 
 def _baseline_filter(col: DeltaColumn) -> Filter:

@@ -106,7 +106,7 @@ class TableResult:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     cells: list[CellRuns] = field(default_factory=list)
-    # {param: its values} for the arm params its cells pool that the table does not show: no answer over them
+    # {param: its values} for the arm params the cells of its `by` rows pool (arms it does not show): no answer
     pooled: dict[str, list[str]] = field(default_factory=dict)
 
     def has_data(self) -> bool:
