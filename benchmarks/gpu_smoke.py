@@ -40,7 +40,7 @@ from tests.rewards.tiny_qwen import save_tiny_qwen  # noqa: E402
 from tvrl_bench.cli.script import UserError, at_least, run_script, script_parser  # noqa: E402
 from tvrl_bench.training.processes import Processes  # noqa: E402
 from tvrl_bench.training.loop import Trainer  # noqa: E402
-from tvrl_bench.training.trial.trainer import build_trainer  # noqa: E402
+from tvrl_bench.training.trial.built import build_trainer  # noqa: E402
 
 
 def tiny_trial(folder: Path, dtype: str, device: str, profile: str = "toy", sharding=None) -> Trainer:

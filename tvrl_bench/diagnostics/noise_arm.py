@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from tvrl_bench.training.trial.trainer import build_trainer
+from tvrl_bench.training.trial.built import build_trainer
 
 
 def run_arm(files: list[str], bindings: list[str], folder: str | Path) -> dict[str, float]:

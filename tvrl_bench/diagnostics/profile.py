@@ -7,7 +7,7 @@
     with profile_trainer(args, credit=router) as trainer:
         batch = trainer.collect(0)
 
-The trainer is built by the front door into training (training/trial/trainer.py `build_trainer`), one thread on
+The trainer is built by the front door into training (training/trial/built.py `build_trainer`), one thread on
 the CPU, checkpointing to a scratch folder removed afterwards. A config mistake is a ConfigError and a bad
 --checkpoint a CheckpointError, which a script's `run_script` prints as one line.
 """
@@ -27,7 +27,7 @@ from tvrl_bench.config import load_config
 from tvrl_bench.credit.base import CreditRouter
 from tvrl_bench.training.checkpoint import CheckpointDir, CheckpointError
 from tvrl_bench.training.loop import Trainer
-from tvrl_bench.training.trial.trainer import build_trainer
+from tvrl_bench.training.trial.built import build_trainer
 
 
 def add_profile_arguments(parser: argparse.ArgumentParser, seed: bool = False) -> None:

@@ -12,6 +12,7 @@ part above it:
 - `evaluation.py`: a trial's evaluation on fixed prompts and noise;
 - `parallel/`: several processes (FSDP sharding, gathered state, sharded evaluation);
 - `loop.py`: the `Trainer`, which runs the steps;
-- `trial/`: one trial's record (`run.py::run_trial`, its options, checks and build, failure records, media hooks,
-  the folder lock, the trial key).
+- `trial/`: the built trial (`built.py::build_trial`: a trial's parts, what it samples, scores, evaluates and
+  loads, and its Trainer; every tool outside training/ reaches the step through it) and one trial's record
+  (`run.py::run_trial`, its options, checks and build, failure records, media hooks, the folder lock, the key).
 """

@@ -16,13 +16,15 @@ Check kinds, their evaluator category and their text:
 and a motion check, one shape check per distinct shape, the background, and the count when asked for.
 `negative_checks(scene, difficulty)` gives checks answered No (for training a learned critic; never rewards).
 Critics and evaluators see only check text, like a real VLM: they read it with `parse_check` into a `CheckSpec`.
-`answer(description, spec)` is the true answer for a scene description.
+`answer(description, spec)` is the true answer for a scene description. `check_kind(text)` and `check_row(text)`
+name the kind (and, for a slot check, the slot) a report groups a check under.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from tvrl_bench.world.difficulty import DEFAULT, Difficulty
 from tvrl_bench.world.grammar import article
@@ -130,6 +132,23 @@ def parse_check(text: str) -> CheckSpec:
         "'Is there a circle?', 'Does the red circle move to the right?', 'Is the background black?', "
         "'Are there exactly two objects?', 'Is the top left object red?'"
     )
+
+
+@lru_cache(maxsize=4096)
+def check_kind(question: str) -> str | None:
+    """The toy check kind of a question, or None for a question that is not a toy-world check."""
+    try:
+        return parse_check(question).kind
+    except ValueError:
+        return None
+
+
+@lru_cache(maxsize=4096)
+def check_row(question: str) -> str | None:
+    """The row a toy check is reported under: its kind ('object'), or 'slot:<name>' for a slot-world check
+    ('slot:top left'); None for a question that is not a toy-world check."""
+    kind = check_kind(question)
+    return f"slot:{parse_check(question).slot}" if kind == "slot" else kind
 
 
 def _description(scene: SceneDescription | Scene) -> SceneDescription:

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from tvrl_bench.training.step.diagnostics import check_kind, check_row, floor_fraction, group_spread, reward_per_kind
+from tvrl_bench.training.step.diagnostics import floor_fraction, group_spread, reward_per_kind
+from tvrl_bench.world.checks import check_kind, check_row
 
 
 def test_group_spread_counts_groups_without_reward_spread():

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tvrl_bench.training.trial.trainer import build_trainer
+from tvrl_bench.training.trial.built import build_trainer
 
 SHORT = ["training.trial.steps = 2", "training.trial.eval_prompts = 8", "training.trial.wide_eval_prompts = 0",
          "training.trial.sample_videos = 0", "training.trial.eval_every = 0"]

@@ -1,4 +1,4 @@
-"""The one front door into training (tvrl_bench/training/trial/trainer.py): a trainer from config files, bindings
+"""The one front door into training (tvrl_bench/training/trial/built.py): a trainer from config files, bindings
 and a folder, no MLflow run; a router passed in routes its batches; the one place a Trainer is constructed."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from tests.training.conftest import FAST
 from tvrl_bench import registry
 from tvrl_bench.config import ConfigError, load_config
-from tvrl_bench.training.trial.trainer import build_trainer
+from tvrl_bench.training.trial.built import build_trainer
 
 ROOT = Path(__file__).resolve().parents[3]
 PROFILE = "components/profiles/toy_v1.gin"
@@ -42,9 +42,9 @@ def test_a_config_mistake_is_one_line_where_it_was_bound(tiny_policy_path, tmp_p
 
 
 def test_the_trainer_is_constructed_in_one_place():
-    """Trials, diagnostics and benchmarks build it through the front door; only trainer.py calls Trainer(...)."""
+    """Trials, diagnostics and benchmarks build it through the front door; only built.py calls Trainer(...)."""
     files = [p for folder in ("tvrl_bench", "diagnostics", "benchmarks") for p in (ROOT / folder).rglob("*.py")]
     calls = [path.relative_to(ROOT).as_posix() for path in files
              for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
              if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "Trainer"]
-    assert calls == ["tvrl_bench/training/trial/trainer.py"], calls
+    assert calls == ["tvrl_bench/training/trial/built.py"], calls

@@ -14,7 +14,7 @@ from tvrl_bench.objectives.step_rewards import StepRewards
 from tvrl_bench.policies.base import Policy
 from tvrl_bench.prompts import PromptItem
 from tvrl_bench.training.processes import Processes
-from tvrl_bench.training.step.rollout import Rollout, chunks, sample_rollouts
+from tvrl_bench.training.step.rollout import Rollout, roll_out
 from tvrl_bench.training.step.scoring import Scores, score_videos
 from tvrl_bench.training.seeding import generator
 from tvrl_bench.training.settings import TrialSettings
@@ -70,13 +70,9 @@ def collect_batch(s: TrialSettings, policy: Policy, processes: Processes, items:
     checks = [list(it.checks) for it in items for _ in range(s.group_size)]
     groups = group_ids.repeat_interleave(s.group_size)  # [B]
     updates = step * s.minibatches  # every step before this one made `minibatches` optimizer updates (Trainer.step)
-    cond = policy.encode(prompts)
-    rollout = sample_rollouts(policy, s.sampler, s.schedule, cond, len(prompts),
-                              generator(s.seed, "rollout", step, processes.rank), micro_batch, s.group_size,
-                              keep_graph, keep_means=s.objective.needs_old_means, updates=updates)
-    with torch.no_grad():
-        # [B, F, 3, H, W]
-        video = torch.cat([policy.decode(rollout.final[c]) for c in chunks(len(prompts), micro_batch)])
+    sampled = roll_out(policy, s.sampler, s.schedule, prompts, generator(s.seed, "rollout", step, processes.rank),
+                       micro_batch, s.group_size, keep_graph, keep_means=s.objective.needs_old_means, updates=updates)
+    cond, rollout, video = sampled.cond, sampled.rollout, sampled.videos  # video[B, F, 3, H, W]
     scored = score_videos(s.reward, video, prompts, checks, need_grads=s.credit.needs_grads, space=s.credit.grad_space)
     all_rewards = processes.gather(scored.rewards().to(torch.float32).to(device))  # [B_all]
     if not torch.isfinite(all_rewards).all():

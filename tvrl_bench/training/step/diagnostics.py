@@ -12,11 +12,9 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import torch
 
-from tvrl_bench.world.checks import parse_check
+from tvrl_bench.world.checks import check_row
 
 
 def group_spread(rewards: torch.Tensor, group_ids: torch.Tensor, tolerance: float = 1e-6) -> dict[str, float]:
@@ -32,26 +30,6 @@ def floor_fraction(scores: torch.Tensor, mask: torch.Tensor, floor: float, toler
     """The fraction of the masked scores[B, K] within `tolerance` of the critic's floor score."""
     at_floor = (scores <= floor + tolerance) & mask  # [B, K]
     return float(at_floor.sum()) / max(int(mask.sum()), 1)
-
-
-@lru_cache(maxsize=4096)
-def check_kind(question: str) -> str | None:
-    """The toy check kind of a question, or None for a question that is not a toy-world check."""
-    try:
-        return parse_check(question).kind
-    except ValueError:
-        return None
-
-
-@lru_cache(maxsize=4096)
-def check_row(question: str) -> str | None:
-    """The row a toy check's score is logged under: its kind ('object'), or 'slot:<name>' for a slot-world check
-    ('slot:top left'); None for a question that is not a toy-world check."""
-    try:
-        spec = parse_check(question)
-    except ValueError:
-        return None
-    return f"slot:{spec.slot}" if spec.kind == "slot" else spec.kind
 
 
 def reward_per_kind(scores: torch.Tensor, checks: list[list[str]]) -> dict[str, float]:

@@ -136,6 +136,30 @@ def sample_rollouts(
     )
 
 
+@dataclass
+class Sampled:
+    """B rollouts as the training step samples them: cond (the policy's encoding of their prompts), the rollout, and
+    videos[B, F, 3, H, W] (the decoded final samples, in [0, 1])."""
+
+    cond: Any
+    rollout: Rollout
+    videos: torch.Tensor
+
+
+def roll_out(policy: Policy, sampler: Sampler, schedule: Schedule, prompts: list[str], noise: torch.Generator,
+             micro_batch: int, group_size: int = 1, keep_graph: bool = False, keep_means: bool = False,
+             updates: int = 0) -> Sampled:
+    """Encode `prompts` (B, consecutive groups of `group_size` sharing a prompt), sample their rollouts from `noise`
+    (`sample_rollouts`, whose arguments these are) and decode the final samples, `micro_batch` at a time: the one
+    place rollouts are sampled, for the training step and for every tool that samples as it does."""
+    cond = policy.encode(prompts)
+    rollout = sample_rollouts(policy, sampler, schedule, cond, len(prompts), noise, micro_batch, group_size,
+                              keep_graph, keep_means=keep_means, updates=updates)
+    with torch.no_grad():
+        videos = torch.cat([policy.decode(rollout.final[c]) for c in chunks(len(prompts), micro_batch)])
+    return Sampled(cond, rollout, videos)
+
+
 def initial_noise(batch: int, latent_shape: tuple[int, ...], group_size: int, generator: torch.Generator) -> torch.Tensor:
     """x_1[B, C, T, H, W]: one standard normal draw per consecutive group of `group_size` rollouts, repeated."""
     if batch % group_size:

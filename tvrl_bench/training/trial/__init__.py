@@ -1,1 +1,2 @@
-"""One trial's record: its options, checks, build, MLflow run, failure records, media hooks, key and lock."""
+"""One trial: its built parts (built.py) and its record: options, checks, build, MLflow run, failure records, media
+hooks, key and lock."""

@@ -10,10 +10,10 @@ before its run exists (its components cannot be built) gets a FAILED run too, so
 Ownership: one process at a time runs a trial key; its folder's lock (training/trial/lock.py) is held throughout.
 
 This module orchestrates; the parts live beside it in trial/: options.py (options, result, run name and tags),
-checks.py (what is refused before training), build.py (gin building, errors as FILE:LINE), trainer.py (the one
-place a Trainer is built, also the scripts' front door), identity.py (the trial key), lock.py (the folder lock),
-failed_runs.py (a FAILED run for a trial that never started) and media_hooks.py (what a run logs per step); the
-checkpoints are training/checkpoint.py and the loop training/loop.py.
+checks.py (what is refused before training), build.py (gin building, errors as FILE:LINE), built.py (the
+built trial: its parts, the one place a Trainer is built, every tool's front door), identity.py (the trial key),
+lock.py (the folder lock), failed_runs.py (a FAILED run for a trial that never started) and media_hooks.py (what a
+run logs per step); the checkpoints are training/checkpoint.py and the loop training/loop.py.
 """
 
 from __future__ import annotations
@@ -33,12 +33,10 @@ from tvrl_bench.training.trial.failed_runs import first_line, record_failure
 from tvrl_bench.training.trial.identity import trial_key
 from tvrl_bench.training.trial.lock import FolderLock
 from tvrl_bench.training.trial.media_hooks import tracking_hooks
-from tvrl_bench.training.settings import TrialSettings
-from tvrl_bench.training.parallel.sharding import ShardingSettings
-from tvrl_bench.training.trial.build import build_settings, build_sharding
-from tvrl_bench.training.trial.checks import check_prompts, check_values
+from tvrl_bench.training.trial.build import build_sharding
+from tvrl_bench.training.trial.built import BuiltTrial
+from tvrl_bench.training.trial.checks import check_values
 from tvrl_bench.training.trial.options import TrialOptions, TrialResult, run_name, run_tags
-from tvrl_bench.training.trial.trainer import trainer_for
 
 __all__ = ["TrialOptions", "TrialResult", "run_trial"]
 
@@ -63,21 +61,21 @@ def run_trial(files: list[str], bindings: list[str] | None = None, options: Tria
     lock = FolderLock(checkpoints.folder).acquire() if processes.is_main else None
     try:
         try:
-            settings = build_settings(loaded)
-            check_prompts(settings)
+            trial = BuiltTrial.of(loaded, sharding, values_checked=True)
         except Exception as exc:
             if processes.is_main:
                 record_failure(loaded, key, options, exc)
             raise
-        return _run(loaded, key, settings, processes, checkpoints, options, sharding)
+        return _run(trial, key, processes, checkpoints, options)
     finally:
         if lock is not None:
             lock.release()
 
 
-def _run(loaded: gin_config.LoadedConfig, key: str, settings: TrialSettings, processes: Processes,
-         checkpoints: CheckpointDir, options: TrialOptions, sharding: ShardingSettings | None = None) -> TrialResult:
+def _run(trial: BuiltTrial, key: str, processes: Processes, checkpoints: CheckpointDir,
+         options: TrialOptions) -> TrialResult:
     """Train and evaluate a built trial under its lock, tracking it in its own MLflow run."""
+    loaded, settings = trial.loaded, trial.settings
     config_text = gin_config.captured_configs()["config.gin"]
     names = run_params.preset_names(
         loaded.parsed_files,
@@ -109,8 +107,8 @@ def _run(loaded: gin_config.LoadedConfig, key: str, settings: TrialSettings, pro
             if unfinished and unfinished.run_id:
                 tracker.carry_over(unfinished.run_id, up_to_step=start)
         run_id = tracker.run_id if tracker else None
-        trainer = trainer_for(loaded, settings, processes, checkpoints, sharding=sharding, run_id=run_id,
-                              hooks=tracking_hooks(tracker, settings), progress=options.progress)
+        trainer = trial.trainer(checkpoints, processes=processes, run_id=run_id,
+                                hooks=tracking_hooks(tracker, settings), progress=options.progress)
         if saved:
             trainer.load_state(saved)
             log.info("resuming trial %s from step %d (attempt %d, run %s)", key, start, attempt, run_id)
