@@ -26,7 +26,7 @@ import torch
 
 from tvrl_bench.cli.script import UserError, at_least, run_script, scratch, script_parser
 from tvrl_bench.config import load_config
-from tvrl_bench.training.step.scoring import score_videos
+from tvrl_bench.training.scoring import score_videos
 from tvrl_bench.training.trial.built import build_trainer
 
 ORACLE = "components/rewards/toy_oracle.gin"

@@ -35,7 +35,7 @@ from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, 
 from tvrl_bench.cli.script import UserError, at_least, run_script, scratch, script_parser
 from tvrl_bench.config import load_config
 from tvrl_bench.training.loop import Trainer
-from tvrl_bench.training.step.scoring import score_videos, score_videos_looped
+from tvrl_bench.training.scoring import score_videos, score_videos_looped
 from tvrl_bench.training.trial.built import build_trainer
 
 # The toy transformer's matmuls at micro_batch 8 with CFG: 16 samples x (256 video + 12 text) tokens, width 64.

@@ -25,7 +25,7 @@ from tvrl_bench.config import load_config
 from tvrl_bench.evaluators.calibration import agreement_by_kind, best_of_group
 from tvrl_bench.training.step.diagnostics import check_kind
 from tvrl_bench.training.step.rollout import chunks, sample_rollouts
-from tvrl_bench.training.step.scoring import score_videos
+from tvrl_bench.training.scoring import score_videos
 from tvrl_bench.training.seeding import generator
 from tvrl_bench.training.trial.build import build_settings
 

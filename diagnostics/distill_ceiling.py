@@ -52,7 +52,7 @@ from tvrl_bench.training.trial.build import build_settings
 from tvrl_bench.training.trial.world_check import policy_world
 from tvrl_bench.world.declaration import WORLD_ADJECTIVES, WORLD_WORDS
 from tvrl_bench.training.step.rollout import chunks, generate, sample_rollouts
-from tvrl_bench.training.step.scoring import score_videos
+from tvrl_bench.training.scoring import score_videos
 
 
 @torch.no_grad()

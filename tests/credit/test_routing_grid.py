@@ -114,7 +114,7 @@ def test_controls_uniform_needs_no_gradient_and_shuffled_permutes_per_rollout_an
 
 def test_a_critic_without_patch_gradients_is_refused_with_the_fix():
     from tvrl_bench.rewards.toy_oracle import ToyOracle
-    from tvrl_bench.training.step.scoring import score_videos
+    from tvrl_bench.training.scoring import score_videos
 
     with pytest.raises(ValueError, match="pixel-space router"):
         score_videos(ToyOracle(), torch.rand(1, 4, 3, 16, 16), ["a red circle"], [["Is there a red circle?"]],

@@ -10,7 +10,7 @@ from tvrl_bench.credit.temporal import fill_skipped_frames, interpolation_matrix
 from tvrl_bench.credit.window import WindowRouter
 from tvrl_bench.rewards.base import Reward
 from tvrl_bench.tokens import TokenGrid, pixels_to_tokens
-from tvrl_bench.training.step.scoring import score_videos
+from tvrl_bench.training.scoring import score_videos
 
 # HunyuanVideo-1.5's VAE: 4 pixel frames per latent frame after a causal first frame, 16 x 16 pixels per token.
 HUNYUAN_GRID = TokenGrid(latent_patch=(1, 1, 1), pixel_patch=(4, 16, 16), causal_first_frame=True)

@@ -15,7 +15,7 @@ from tvrl_bench.objectives.advantages import group_advantages
 from tvrl_bench.rewards.combined import CombinedReward, gdpo_advantages
 from tvrl_bench.rewards.toy_oracle import ToyOracle
 from tvrl_bench.rewards.toy_verdicts import ToyVerdicts
-from tvrl_bench.training.step.scoring import score_videos
+from tvrl_bench.training.scoring import score_videos
 from tvrl_bench.world.render import ground_truth_videos
 
 

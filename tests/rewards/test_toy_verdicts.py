@@ -8,7 +8,7 @@ import torch
 from tvrl_bench.datasets.toy import toy_prompt_set
 from tvrl_bench.evaluators.toy import ToyEvaluator
 from tvrl_bench.rewards.toy_verdicts import ToyVerdicts
-from tvrl_bench.training.step.scoring import score_videos
+from tvrl_bench.training.scoring import score_videos
 from tvrl_bench.world.checks import parse_check
 from tvrl_bench.world.grammar import parse_prompt
 from tvrl_bench.world.palette import rgb

@@ -29,7 +29,7 @@ class CreditRouter(ABC):
     # The method label of its trials (tracking/params.py::method_of); a router that declares none is TVRL's.
     method: str = "TVRL"
     # "pixels": grads[B, K, F, H, W] w.r.t. the decoded video; "critic": grads[B, K, Tc, Hc, Wc] w.r.t. the
-    # critic's own input patches (training/step/scoring.py).
+    # critic's own input patches (training/scoring.py).
     grad_space: str = "pixels"
     # A router that reads the step's check texts (a positive control that locates each check's object) sets this
     # and returns a copy holding them from `given_checks`.

@@ -1,7 +1,7 @@
 """The official TVRL credit layout: critic-patch maps -> a fixed routing grid -> zero-padded pooling -> latent grid.
 
 Input maps g[B, K, Tc, Hc, Wc] are |d score_k / d (the critic's input patches)| summed over each patch's values,
-laid out on the critic's own grid (training/step/scoring.py, space "critic"). Per rollout and check:
+laid out on the critic's own grid (training/scoring.py, space "critic"). Per rollout and check:
 
     m_t   = g_t / sum(g_t)                                   each critic time step t carries mass 1
     r     = trilinear(m, (Tc, bins, bins)); r_t /= sum(r_t)  the routing grid, bins x bins per time step

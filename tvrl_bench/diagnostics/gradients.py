@@ -12,7 +12,7 @@ import torch
 from tvrl_bench.training.loop import Trainer
 from tvrl_bench.training.seeding import generator
 from tvrl_bench.training.step.rollout import chunks, ode_sample
-from tvrl_bench.training.step.scoring import Scores
+from tvrl_bench.training.scoring import Scores
 
 
 def batch_gradients(trainer: Trainer, batches: int) -> list[list[torch.Tensor]]:

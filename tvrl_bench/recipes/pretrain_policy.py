@@ -103,7 +103,7 @@ def evaluate_policy(policy, items: tuple, seed: int, recipe: PolicyRecipe, evalu
     (CFG `recipe.guidance`, `recipe.sample_steps` deterministic Euler steps, noise from `seed`)."""
     from tvrl_bench.samplers.ode import OdeSampler
     from tvrl_bench.training.schedule import Schedule
-    from tvrl_bench.training.step.rollout import generate
+    from tvrl_bench.training.ode import generate
     from tvrl_bench.evaluators.toy import ToyEvaluator
 
     was_training = policy.training

@@ -115,7 +115,7 @@ def fixed_set_accuracy(critic) -> float:
 
 def final_measures(critic, videos: torch.Tensor, prompts: list[str], table: torch.Tensor, seed: int) -> dict:
     """Validation agreement, rendered-scene accuracy (Yes, and No of a colour in another slot), map locality."""
-    from tvrl_bench.training.step.scoring import score_videos
+    from tvrl_bench.training.scoring import score_videos
 
     rng, generator = random.Random(seed + 31), torch.Generator().manual_seed(seed + 31)
     scenes = rendered(256, rng, generator, frozenset(), intruder_p=0.0, degrade_p=0.0)

@@ -49,14 +49,14 @@ class Reward(nn.Module, ABC):
         """(scores[B, K], maps[B, K, ...] or None when space is None) for critics that score on their own terms.
 
         Implemented by critics that list "critic" in `grad_spaces` or score all checks of a video jointly
-        (`scores_jointly`); the trainer calls `training.step.scoring.score_videos`, which dispatches here.
+        (`scores_jointly`); the trainer calls `training.scoring.score_videos`, which dispatches here.
         """
         raise NotImplementedError(f"{type(self).__name__} has no score_with_maps")
 
     scores_jointly: bool = False
 
     # A reward made of several critics (`rewards.combined`) names them in `critics()`; the trainer scores each on
-    # its own (`training.step.scoring.score_videos`), asks this reward to `combine` their check scores, logs each
+    # its own (`training.scoring.score_videos`), asks this reward to `combine` their check scores, logs each
     # critic's reward, and takes the credit map from the critic named here.
     credit_from: str | None = None
 

@@ -6,9 +6,10 @@ part above it:
 - top level, below the step: `settings.py` (`training.trial`), `schedule.py` (`training.schedule`),
   `optimizers.py` and `muon.py` (`training.optimizer`), `consistency.py`,
   `seeding.py`, `reporting.py` (the loop's hooks), `eval_progress.py` (what a final evaluation shows while it runs),
-  `processes.py` (ranks, gathers, gradient all-reduce) and `checkpoint.py` (a trial's checkpoint folder);
-- `step/`: one training step (rollouts, critic scoring, collecting the batch, the policy-gradient update, the
-  anchor, the step's metrics);
+  `processes.py` (ranks, gathers, gradient all-reduce), `checkpoint.py` (a trial's checkpoint folder), `scoring.py`
+  (the critic's scores and gradient maps of videos) and `ode.py` (deterministic sampling, as evaluations generate);
+- `step/`: one training step (rollouts, sampled in one place, `step/rollout.py::roll_out`; collecting the batch,
+  the policy-gradient update, the anchor, the step's metrics);
 - `evaluation.py`: a trial's evaluation on fixed prompts and noise;
 - `parallel/`: several processes (FSDP sharding, gathered state, sharded evaluation);
 - `loop.py`: the `Trainer`, which runs the steps;

@@ -11,8 +11,8 @@ import torch
 from tvrl_bench.policies.base import Policy
 from tvrl_bench.prompts import PromptItem
 from tvrl_bench.training.eval_progress import EvalProgress
-from tvrl_bench.training.step.rollout import chunks, generate
-from tvrl_bench.training.step.scoring import score_videos
+from tvrl_bench.training.ode import chunks, generate
+from tvrl_bench.training.scoring import score_videos
 from tvrl_bench.training.seeding import generator
 from tvrl_bench.training.settings import TrialSettings
 

@@ -11,7 +11,7 @@ from tests.rewards.tiny_qwen import build_critic
 from tvrl_bench.rewards.qwen.answer_likelihood import QwenVLAnswerLikelihood
 from tvrl_bench.rewards.qwen.chat import render_prompt
 from tvrl_bench.rewards.qwen.joint import joint_answer, joint_question
-from tvrl_bench.training.step.scoring import score_videos
+from tvrl_bench.training.scoring import score_videos
 
 CHECKS = [["Is there a red ball?", "Does it roll left?", "Is it night?", "Blue?", "Is the table wooden?"],
           ["Is there a cat?", "Is it walking?"]]
@@ -64,7 +64,7 @@ def test_per_check_mode_through_score_with_maps_equals_the_pair_path(checkpoint)
     scores, maps = critic.score_with_maps(videos, ["p", "q"], checks, "pixels")
     torch.testing.assert_close(scores, pair.scores, rtol=1e-5, atol=1e-5)
     # pixel maps from score_with_maps are raw; score_videos fills the skipped frames afterwards
-    from tvrl_bench.training.step.scoring import _fill
+    from tvrl_bench.training.scoring import _fill
 
     torch.testing.assert_close(_fill(maps, critic, 9), pair.grads, rtol=1e-4, atol=1e-6)
 

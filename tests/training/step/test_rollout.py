@@ -9,7 +9,8 @@ from tvrl_bench.samplers.base import gaussian_log_prob
 from tvrl_bench.samplers.ode import OdeSampler
 from tvrl_bench.samplers.sage import SageSampler
 from tvrl_bench.training.schedule import Schedule
-from tvrl_bench.training.step.rollout import generate, sample_rollouts
+from tvrl_bench.training.ode import generate
+from tvrl_bench.training.step.rollout import sample_rollouts
 
 PROMPTS = ["a red circle moving right on a black background", "a blue square standing still on a white background"]
 

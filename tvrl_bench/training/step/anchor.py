@@ -19,7 +19,8 @@ from typing import Any
 import torch
 
 from tvrl_bench.policies.base import Policy, index_cond
-from tvrl_bench.training.step.rollout import Rollout, chunks
+from tvrl_bench.training.ode import chunks
+from tvrl_bench.training.step.rollout import Rollout
 
 
 def untrained_steps(rollout: Rollout) -> list[int]:

@@ -15,7 +15,7 @@ from tvrl_bench.policies.base import Policy
 from tvrl_bench.prompts import PromptItem
 from tvrl_bench.training.processes import Processes
 from tvrl_bench.training.step.rollout import Rollout, roll_out
-from tvrl_bench.training.step.scoring import Scores, score_videos
+from tvrl_bench.training.scoring import Scores, score_videos
 from tvrl_bench.training.seeding import generator
 from tvrl_bench.training.settings import TrialSettings
 

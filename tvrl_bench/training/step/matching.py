@@ -23,7 +23,8 @@ from tvrl_bench.objectives.matching import MatchingObjective, MatchingTerms
 from tvrl_bench.objectives.reference import Reference
 from tvrl_bench.policies.base import Policy, index_cond
 from tvrl_bench.tokens import latent_to_tokens
-from tvrl_bench.training.step.rollout import Rollout, chunks
+from tvrl_bench.training.ode import chunks
+from tvrl_bench.training.step.rollout import Rollout
 
 
 def accumulate_matching_gradient(

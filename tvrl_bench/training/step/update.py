@@ -26,7 +26,8 @@ from tvrl_bench.policies.base import Policy, index_cond
 from tvrl_bench.samplers.base import Sampler
 from tvrl_bench.samplers.noise_blocks import block_log_prob, block_mean, expand_blocks
 from tvrl_bench.tokens import latent_to_tokens
-from tvrl_bench.training.step.rollout import Rollout, chunks
+from tvrl_bench.training.ode import chunks
+from tvrl_bench.training.step.rollout import Rollout
 
 
 class RatioCheckError(RuntimeError):

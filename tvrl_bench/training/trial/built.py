@@ -39,8 +39,9 @@ from tvrl_bench.training.processes import Processes
 from tvrl_bench.training.seeding import generator
 from tvrl_bench.training.settings import TrialSettings
 from tvrl_bench.training.step.batch_split import BatchSplit
-from tvrl_bench.training.step.rollout import Sampled, chunks, generate, ode_sample, roll_out
-from tvrl_bench.training.step.scoring import Scores, score_videos
+from tvrl_bench.training.ode import chunks, generate, ode_sample
+from tvrl_bench.training.step.rollout import Sampled, roll_out
+from tvrl_bench.training.scoring import Scores, score_videos
 from tvrl_bench.training.trial.build import build_settings, build_sharding, locate_values
 from tvrl_bench.training.trial.checks import check_prompts, check_values
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from tvrl_bench.rewards.toy_oracle import ToyOracle
-from tvrl_bench.training.step.scoring import score_videos, score_videos_looped
+from tvrl_bench.training.scoring import score_videos, score_videos_looped
 from tvrl_bench.datasets.toy import toy_prompt_set
 from tvrl_bench.world.render import ground_truth_videos
 
