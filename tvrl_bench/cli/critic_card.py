@@ -60,20 +60,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def _settings(profile: str, preset: str | None):
-    import gin
+def _trial(profile: str, preset: str | None):
+    """The built trial of `profile` (with the critic `preset` included after it), checked as a trial is (a critic of
+    another world than the profile's is refused here), but as one that is not trained."""
+    from tvrl_bench.training.trial.built import build_trial
 
-    from tvrl_bench.config import load_config
-    from tvrl_bench.training.trial.build import build_settings
-    from tvrl_bench.training.trial.checks import check_values
-
-    try:
-        loaded = load_config([profile] + ([preset] if preset else []))
-        # as a trial (a critic of another world than the profile's is refused here), but one that is not trained
-        check_values(loaded, trains=False)
-        return build_settings(loaded)
-    finally:
-        gin.clear_config()
+    return build_trial([profile] + ([preset] if preset else []), trains=False)
 
 
 def _check_world(name: str, reward, world: str, profile: str) -> None:
@@ -87,25 +79,21 @@ def _check_world(name: str, reward, world: str, profile: str) -> None:
 
 def rollout_sets(args: argparse.Namespace):
     """The base's rollouts for every seed, then the trained policy's (with --trained)."""
-    import torch
-
     from tvrl_bench.cli.critic_card_measure import sample_set
     from tvrl_bench.training.checkpoint import CheckpointDir
-    from tvrl_bench.training.parallel.sharded_state import load_parameters
 
-    settings = _settings(args.profile, None)
-    check_prompts(args.prompts, settings, args.profile)
+    trial = _trial(args.profile, None)
+    check_prompts(args.prompts, trial.settings, args.profile)
     saved = None
     if args.trained is not None:
         saved = CheckpointDir(args.trained).load()
         if saved is None:
             raise UserError(f"--trained {args.trained}: its checkpoint holds no trained parameters")
-        check_trained_fits(args.trained, saved["parameters"], settings.policy, args.profile)
-    sets = [sample_set(settings, "base", seed, args.prompts, args.group) for seed in args.seeds]
+        check_trained_fits(args.trained, saved["parameters"], trial.policy, args.profile)
+    sets = [sample_set(trial, "base", seed, args.prompts, args.group) for seed in args.seeds]
     if saved is not None:
-        with torch.no_grad():
-            load_parameters(settings.policy.trainable_parameters(), saved["parameters"])
-        sets += [sample_set(settings, "trained", seed, args.prompts, args.group) for seed in args.seeds]
+        trial.load_weights(saved)
+        sets += [sample_set(trial, "trained", seed, args.prompts, args.group) for seed in args.seeds]
     return sets
 
 
@@ -127,13 +115,13 @@ def run(args: argparse.Namespace) -> int:
     bar = None if args.no_progress else _bar(len(args.critics))
     for preset in args.critics:
         name = Path(preset).stem
-        reward = _settings(args.profile, preset).reward
-        _check_world(name, reward, world, args.profile)
-        speed = seconds_per_video(reward, sets[0], args.timing_videos)
+        critic = _trial(args.profile, preset)
+        _check_world(name, critic.reward, world, args.profile)
+        speed = seconds_per_video(critic, sets[0], args.timing_videos)
         for s in sets:
             rows.append({"critic": name, "policy": s.policy, "seed": s.seed, "videos": len(s.prompts),
-                         "checks": int(s.mask.sum()), "seconds_per_video": speed, **measure(reward, s),
-                         **inversions(reward, s)})
+                         "checks": int(s.mask.sum()), "seconds_per_video": speed, **measure(critic, s),
+                         **inversions(critic.reward, s)})
         if bar is not None:
             bar.update(1)
         else:

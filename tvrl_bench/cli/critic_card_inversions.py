@@ -18,7 +18,7 @@ import math
 import torch
 
 from tvrl_bench.evaluators.inversions import inversion_rate, pair_counts, pooled_rate
-from tvrl_bench.training.step.scoring import score_videos
+from tvrl_bench.training.scoring import score_videos
 from tvrl_bench.world.checks import parse_check
 
 

@@ -1,5 +1,5 @@
-"""The critic card's measurements (`tvrl-bench critic-card`): rollouts sampled as training samples them, and one
-critic's agreement, calibration, map locality and speed on them.
+"""The critic card's measurements (`tvrl-bench critic-card`): rollouts sampled as training samples them (by the
+built trial, training/trial/built.py), and one critic's agreement, calibration, map locality and speed on them.
 
 Definitions (docs/toy/critics.md):
 - a critic's 0-1 reading: p(Yes) for an answer critic (exp of a log-probability), the score itself for a scalar
@@ -24,7 +24,6 @@ from dataclasses import dataclass
 import torch
 
 from tvrl_bench.evaluators.critic_quality import agreement, expected_calibration_error, mass_inside, yes_probability
-from tvrl_bench.training.step.scoring import score_videos
 from tvrl_bench.world.checks import parse_check
 from tvrl_bench.world.slots import slot_box
 
@@ -49,21 +48,15 @@ class RolloutSet:
         return (self.passed & self.mask).sum(1).float() / self.mask.sum(1).clamp_min(1).float()
 
 
-def sample_set(settings, policy_name: str, seed: int, prompts: int, group: int) -> RolloutSet:
-    """`prompts` training prompts x `group` rollouts of `settings.policy`, sampled as training samples (its
-    sampler, schedule and micro-batch; noise from `seed`), with the evaluator's verdicts."""
-    from tvrl_bench.training.seeding import generator
-    from tvrl_bench.training.step.rollout import chunks, sample_rollouts
-
-    s = settings
-    items = list(s.dataset.train)[:prompts]
+def sample_set(trial, policy_name: str, seed: int, prompts: int, group: int) -> RolloutSet:
+    """`prompts` training prompts x `group` rollouts of the built trial's policy, sampled exactly as its training
+    step samples them (`BuiltTrial.sample`: its sampler, schedule and micro-batch; the step-0 rollout noise of
+    `seed`), with its evaluator's verdicts."""
+    items = list(trial.dataset.train)[:prompts]
     texts = [it.prompt for it in items for _ in range(group)]
     checks = [list(it.checks) for it in items for _ in range(group)]
-    with torch.no_grad():
-        rollout = sample_rollouts(s.policy, s.sampler, s.schedule, s.policy.encode(texts), len(texts),
-                                  generator(seed, "rollout", 0, 0), s.micro_batch, group_size=group)
-        videos = torch.cat([s.policy.decode(rollout.final[c]) for c in chunks(len(texts), s.micro_batch)])
-    _, records = s.evaluator.evaluate_detailed(videos, texts, [tuple(c) for c in checks])
+    videos = trial.sample(texts, trial.noise("rollout", 0, 0, seed=seed), group=group).videos
+    _, records = trial.evaluate(videos, texts, checks)
     k = max(len(c) for c in checks)
     passed = torch.zeros(len(texts), k, dtype=torch.bool)
     mask = torch.zeros(len(texts), k, dtype=torch.bool)
@@ -95,10 +88,12 @@ def ranking(rewards: torch.Tensor, overall: torch.Tensor, group: int) -> float:
     return same / total if total else float("nan")
 
 
-def measure(reward, rollouts: RolloutSet) -> dict[str, float]:
-    """One critic on one rollout set: the card's figures (see the module docstring), NaN where they do not apply."""
+def measure(critic, rollouts: RolloutSet) -> dict[str, float]:
+    """One critic (the built trial whose `reward` it is) on one rollout set: the card's figures (see the module
+    docstring), NaN where they do not apply."""
+    reward = critic.reward
     grads = "pixels" in reward.grad_spaces
-    scored = score_videos(reward, rollouts.videos, rollouts.prompts, rollouts.checks, need_grads=grads)
+    scored = critic.score(rollouts.videos, rollouts.prompts, rollouts.checks, need_grads=grads)
     p = yes_probability(scored.scores.cpu(), reward.score_space, getattr(reward, "score_range", None))
     h, w = rollouts.videos.shape[-2:]
     out = {"critic_mean": float("nan"), "agreement": float("nan"), "ece": float("nan"), "locality": float("nan"),
@@ -140,10 +135,11 @@ def _slot_names(rollouts: RolloutSet) -> list[str]:
     return [parse_check(c).slot or f"check{j}" for j, c in enumerate(first)]
 
 
-def seconds_per_video(reward, rollouts: RolloutSet, videos: int) -> float:
-    """Seconds of one forward and input gradient of every check of the first `videos` videos, per video."""
+def seconds_per_video(critic, rollouts: RolloutSet, videos: int) -> float:
+    """Seconds of one forward and input gradient of every check of the first `videos` videos, per video (`critic`:
+    the built trial whose `reward` is timed)."""
     n = min(videos, len(rollouts.prompts))
-    grads = "pixels" in reward.grad_spaces
+    grads = "pixels" in critic.reward.grad_spaces
     start = time.perf_counter()
-    score_videos(reward, rollouts.videos[:n], rollouts.prompts[:n], rollouts.checks[:n], need_grads=grads)
+    critic.score(rollouts.videos[:n], rollouts.prompts[:n], rollouts.checks[:n], need_grads=grads)
     return (time.perf_counter() - start) / n

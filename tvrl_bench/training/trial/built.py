@@ -49,13 +49,14 @@ __all__ = ["BuiltTrial", "Sampled", "Scores", "build_trainer", "build_trial"]
 
 
 def build_trial(files: list[str | Path], bindings: list[str] | None = None, *,
-                sharding: ShardingSettings | None = None) -> BuiltTrial:
+                sharding: ShardingSettings | None = None, trains: bool = True) -> BuiltTrial:
     """The trial of config `files` and `bindings`, checked and built (see the module); gin's config is cleared
-    afterwards. sharding: FSDP settings (default: the config's `training.sharding`). A config mistake is a
-    ConfigError naming where it was bound."""
+    afterwards. sharding: FSDP settings (default: the config's `training.sharding`). trains: False for a trial
+    whose parts sample and score but never train (the critic card: settings only training reads are not checked).
+    A config mistake is a ConfigError naming where it was bound."""
     loaded = gin_config.load_config([str(f) for f in files], list(bindings or []))
     try:
-        return BuiltTrial.of(loaded, sharding)
+        return BuiltTrial.of(loaded, sharding, trains=trains)
     finally:
         gin.clear_config()
 
@@ -84,11 +85,12 @@ class BuiltTrial:
 
     @classmethod
     def of(cls, loaded: gin_config.LoadedConfig, sharding: ShardingSettings | None = None,
-           values_checked: bool = False) -> BuiltTrial:
+           values_checked: bool = False, trains: bool = True) -> BuiltTrial:
         """Check and build the trial of the config gin has loaded (`loaded`), leaving gin's config as it is;
-        `values_checked`: the caller ran `check_values(loaded)` already (the trial does, before taking its lock)."""
+        `values_checked`: the caller ran `check_values(loaded)` already (the trial does, before taking its lock);
+        `trains`: as `build_trial`'s."""
         if not values_checked:
-            check_values(loaded)  # before anything is built: a bad value costs a second, not a model load
+            check_values(loaded, trains=trains)  # before anything is built: a bad value costs a second
         sharding = sharding if sharding is not None else build_sharding(loaded)
         settings = build_settings(loaded)
         check_prompts(settings)
