@@ -27,6 +27,7 @@ def test_answer_critic_recipe_smoke(tmp_path):
     assert record["world"] == "slots" and record["steps"] == 3 and record["seed"] == 0
     assert record["data"]["pool"] == 8 and record["data"]["rollout_videos"] == 8
     assert record["recipe"]["label_pool"] == 8 and record["cpu_s"] > 0
+    assert record["recipe"]["profile"] == recipe.profile == "components/profiles/toy.gin"  # named, not the day's
     assert [h["step"] for h in record["history"]] == [2, 3]
     assert set(record["measures"]) == {"validation_agreement", "fixed_set_accuracy", "rendered_yes_accuracy",
                                        "rendered_other_slot_no_accuracy", "map_locality"}

@@ -60,3 +60,19 @@ def test_fixed_check_set_is_fixed_and_half_yes():
     second, again, _ = fixed_check_set()
     assert torch.equal(first, second) and asked == again and len(prompts) == first.shape[0]
     assert sum(q.label for q in asked) == len(asked) // 2
+
+
+def test_base_rollouts_are_sampled_as_the_recipes_named_profile_samples():
+    """The rollouts come from the trial of the profile the recipe names (recorded in pretrain.json), sampled by the
+    built trial as its training step samples; another profile's schedule gives other videos."""
+    from tvrl_bench.recipes.slot_critic_data import base_rollouts
+    from tvrl_bench.training.trial.built import build_trial
+
+    profile = RECIPES["toy_qwen_slots"].profile
+    videos, texts = base_rollouts("slots", 2, 2, 5, profile)
+    trial = build_trial([profile], ["policies.toy.base = 'slots'"])
+    assert texts == [it.prompt for it in list(trial.dataset.train)[:2] for _ in range(2)]
+    expected = trial.sample(texts, trial.noise("critic-data", "slots", 0, seed=5), group=2).videos
+    assert torch.equal(videos, expected.float().clamp(0, 1))
+    other = build_trial([profile], ["policies.toy.base = 'slots'", "training.schedule.num_steps = 4"])
+    assert not torch.equal(videos, other.sample(texts, other.noise("critic-data", "slots", 0, seed=5), group=2).videos)

@@ -27,6 +27,7 @@ from tvrl_bench.config import load_config
 from tvrl_bench.credit.base import CreditRouter
 from tvrl_bench.training.checkpoint import CheckpointDir, CheckpointError
 from tvrl_bench.training.loop import Trainer
+from tvrl_bench.world.declaration import DEFAULT_PROFILE
 from tvrl_bench.training.trial.built import build_trainer
 
 
@@ -34,7 +35,8 @@ def add_profile_arguments(parser: argparse.ArgumentParser, seed: bool = False) -
     """FILES (presets after the profile), --profile, --gin_bindings and --checkpoint; with `seed`, also --seed (the
     trial seed, which `profile_trainer` binds)."""
     parser.add_argument("files", nargs="*", help="gin files after the profile (presets to swap in)")
-    parser.add_argument("--profile", default="components/profiles/toy.gin", help="the profile measured (default: the toy profile)")
+    parser.add_argument("--profile", default=DEFAULT_PROFILE,
+                        help=f"the profile measured (default: the default regime's, {DEFAULT_PROFILE})")
     parser.add_argument("--gin_bindings", nargs="*", default=[], help="extra gin bindings, e.g. 'training.trial.prompts_per_step = 16'")
     parser.add_argument("--checkpoint", default=None,
                         help="a trial's run folder (OUT/runs/STUDY/KEY, holding state.pt): measure at its saved weights "

@@ -28,9 +28,8 @@ import torch.nn.functional as F
 
 from tvrl_bench.evaluators.critic_quality import agreement, mass_inside
 from tvrl_bench.recipes.pretrain_critic import learning_rate
-from tvrl_bench.recipes.slot_critic_data import (COLOURS, SLOT_NAMES, base_rollouts, eval_signatures, fixed_check_set,
-                                                 prompt_questions,
-                                                 questions, rendered, verdict_table)
+from tvrl_bench.recipes.slot_critic_data import (COLOURS, DEFAULT_SLOTS, base_rollouts, eval_signatures,
+                                                 fixed_check_set, prompt_questions, questions, rendered, verdict_table)
 from tvrl_bench.recipes.slot_critic_recipes import RECIPES, Example, ExampleSource, SlotCriticRecipe
 from tvrl_bench.recipes.slot_qwen_build import answer_model, slot_processor, slot_tokenizer
 from tvrl_bench.rewards.toy_qwen_slots import ToyQwenSlots, ToyQwenSlotsShortcut, ToyQwenSlotsVivid, ToyQwenSlotsWeak
@@ -40,9 +39,10 @@ CRITICS = {cls.asset: cls for cls in (ToyQwenSlots, ToyQwenSlotsWeak, ToyQwenSlo
 
 
 @lru_cache(maxsize=8)
-def cached_rollouts(base: str, prompts: int, group: int, seed: int) -> tuple[torch.Tensor, tuple[str, ...]]:
+def cached_rollouts(base: str, prompts: int, group: int, seed: int,
+                    profile: str) -> tuple[torch.Tensor, tuple[str, ...]]:
     """`base_rollouts`, sampled once per process (the three answer critics share their training rollouts)."""
-    videos, texts = base_rollouts(base, prompts, group, seed)
+    videos, texts = base_rollouts(base, prompts, group, seed, profile)
     return videos, tuple(texts)
 
 
@@ -125,10 +125,11 @@ def final_measures(critic, videos: torch.Tensor, prompts: list[str], table: torc
         p = critic.score_pairs(scenes[[q.video for q in asked]], [""] * len(asked), [q.text() for q in asked]).cpu()
     label = torch.tensor([bool(q.label) for q in asked])
     hard = torch.tensor([not q.label and bool(scene_table[q.video, :, q.colour].any()) for q in asked])
-    checks = [[f"Is the {s} object {c}?" for s, c in zip(SLOT_NAMES, parse_slot_prompt(prompt)[0])] for prompt in prompts]
+    checks = [[f"Is the {s} object {c}?" for s, c in zip(DEFAULT_SLOTS, parse_slot_prompt(prompt)[0])]
+              for prompt in prompts]
     maps = score_videos(critic, videos, prompts, checks, need_grads=True).grads  # [B, K, F, H, W]
     h, w = videos.shape[-2:]
-    boxes = [[slot_box(s, h, w)] for _ in prompts for s in SLOT_NAMES]
+    boxes = [[slot_box(s, h, w)] for _ in prompts for s in DEFAULT_SLOTS]
     share = mass_inside(maps.flatten(0, 1), boxes)
     return {"validation_agreement": validate(critic, videos, prompts, table),
             "fixed_set_accuracy": fixed_set_accuracy(critic),
@@ -159,9 +160,10 @@ def pretrain_slot_critic(name: str, out_dir: Path, seed: int = 0, steps: int | N
     for p in critic.model.parameters():
         p.requires_grad_(True)
 
-    rollouts = torch.cat([cached_rollouts(b, recipe.rollout_prompts, recipe.group, recipe.rollout_seed)[0]
-                          for b in recipe.bases])
-    val_videos, val_prompts = cached_rollouts("slots", recipe.validation_prompts, recipe.group, recipe.validation_seed)
+    rollouts = torch.cat([cached_rollouts(b, recipe.rollout_prompts, recipe.group, recipe.rollout_seed,
+                                          recipe.profile)[0] for b in recipe.bases])
+    val_videos, val_prompts = cached_rollouts("slots", recipe.validation_prompts, recipe.group, recipe.validation_seed,
+                                              recipe.profile)
     val_table = verdict_table(val_videos)
     source = ExampleSource(rollouts, recipe, seed, eval_signatures())
     token = {w: critic.processor.tokenizer.convert_tokens_to_ids(w) for w in ("Yes", "No", *COLOURS)}

@@ -28,8 +28,8 @@ import torch.nn.functional as F
 from tvrl_bench.recipes.pretrain_critic import learning_rate
 from tvrl_bench.recipes.pretrain_slot_critic import Progress, RunClock, cached_rollouts
 from tvrl_bench.recipes.slot_critic_recipes import SlotTraining
-from tvrl_bench.recipes.slot_critic_data import (COLOURS, SLOT_NAMES, eval_signatures, fixed_check_set, rendered,
-                                                 verdict_table)
+from tvrl_bench.recipes.slot_critic_data import (COLOURS, DEFAULT_SLOTS, eval_signatures, fixed_check_set,
+                                                 rendered, verdict_table)
 from tvrl_bench.recipes.slot_qwen_build import chat_template, scorer_model, slot_processor, slot_tokenizer
 from tvrl_bench.rewards.toy_scorer_slots import SCORE, ToyScorerSlots
 from tvrl_bench.rewards.videoalign import VideoAlign
@@ -53,7 +53,7 @@ RECIPE = SlotScorerRecipe()
 def overall(table: torch.Tensor, prompts: list[str]) -> torch.Tensor:
     """[B] share of each prompt's slot checks that the evaluator passes, from a verdict table [B, K, C]."""
     colours = [[COLOURS.index(c) for c in parse_slot_prompt(p)[0]] for p in prompts]
-    return torch.tensor([float(table[i, range(len(SLOT_NAMES)), cs].float().mean()) for i, cs in enumerate(colours)])
+    return torch.tensor([float(table[i, range(len(DEFAULT_SLOTS)), cs].float().mean()) for i, cs in enumerate(colours)])
 
 
 def misprompted(table: torch.Tensor, rng: random.Random) -> list[str]:
@@ -62,10 +62,10 @@ def misprompted(table: torch.Tensor, rng: random.Random) -> list[str]:
     out = []
     for row in table:
         seen = [int(r.nonzero()[0, 0]) if bool(r.any()) else rng.randrange(len(COLOURS)) for r in row]
-        wrong = set(rng.sample(range(len(SLOT_NAMES)), rng.randint(0, len(SLOT_NAMES))))
+        wrong = set(rng.sample(range(len(DEFAULT_SLOTS)), rng.randint(0, len(DEFAULT_SLOTS))))
         names = [COLOURS[rng.choice([c for c in range(len(COLOURS)) if c != s])] if k in wrong else COLOURS[s]
                  for k, s in enumerate(seen)]
-        out.append(slot_prompt(tuple(names), SLOT_NAMES))
+        out.append(slot_prompt(tuple(names), DEFAULT_SLOTS))
     return out
 
 
@@ -124,11 +124,13 @@ def pretrain_slot_scorer(out_dir: Path, seed: int = 0, steps: int | None = None,
     for p in trained:
         p.requires_grad_(True)
 
-    rollouts = [cached_rollouts(b, recipe.rollout_prompts, recipe.group, recipe.rollout_seed) for b in recipe.bases]
+    rollouts = [cached_rollouts(b, recipe.rollout_prompts, recipe.group, recipe.rollout_seed, recipe.profile)
+                for b in recipe.bases]
     videos = torch.cat([v for v, _ in rollouts])
     texts = [t for _, ts in rollouts for t in ts]
     targets = overall(verdict_table(videos), texts)
-    val_videos, val_prompts = cached_rollouts("slots", recipe.validation_prompts, recipe.group, recipe.validation_seed)
+    val_videos, val_prompts = cached_rollouts("slots", recipe.validation_prompts, recipe.group, recipe.validation_seed,
+                                              recipe.profile)
     val_target = overall(verdict_table(val_videos), list(val_prompts))
     rng, generator, excluded = random.Random(seed), torch.Generator().manual_seed(seed), eval_signatures()
     optimizer = torch.optim.AdamW(trained, lr=recipe.lr, weight_decay=recipe.weight_decay)

@@ -3,9 +3,10 @@ and balanced yes/no questions drawn from them.
 
 - `verdict_table(videos)`: bool[B, K, C], the exact evaluator's answer (evaluators/toy.py, slot checks) to "Is the
   <slot k> object <colour c>?" for every slot and colour of the default slot world; every label comes from it.
-- `base_rollouts(base, prompts, group, seed)`: videos of a shipped slot base (`policies.toy` base 'slots' or
-  'slots_clean') sampled exactly as the default trial samples them (components/profiles/toy.gin: SDE sampler,
-  schedule, CFG) for its first `prompts` training prompts, `group` rollouts each, from noise `seed`.
+- `base_rollouts(base, prompts, group, seed, profile)`: videos of a shipped slot base (`policies.toy` base 'slots'
+  or 'slots_clean') sampled exactly as the trial of `profile` samples them (its SDE sampler, schedule, CFG; the
+  recipe names the profile, `SlotTraining.profile`, and its pretrain.json records it) for its first `prompts`
+  training prompts, `group` rollouts each, from noise `seed`.
 - `rendered(n, rng, generator)`: ground truth of n fresh scenes (the default eval scenes excluded), a share of
   them degraded (colour transform, fade, blur, noise: recipes/critic_data.py `degrade`) or with a rectangle of
   another colour painted into a slot (what an imperfect policy draws); labels are the evaluator's on the result.
@@ -28,8 +29,7 @@ from tvrl_bench.world.palette import rgb
 from tvrl_bench.world.slots import SLOTS, slot_box
 
 COLOURS = SLOTS.colours
-SLOT_NAMES = SLOTS.slots
-PROFILE = "components/profiles/toy.gin"
+DEFAULT_SLOTS = SLOTS.slots  # the default slot world's slot names row by row (world/vocabulary.py: SLOT_NAMES by grid)
 
 
 @dataclass(frozen=True)
@@ -43,16 +43,16 @@ class Question:
 
     def text(self) -> str:
         """'Is the top left object red?'"""
-        return CheckSpec("slot", colour=COLOURS[self.colour], slot=SLOT_NAMES[self.slot]).text()
+        return CheckSpec("slot", colour=COLOURS[self.colour], slot=DEFAULT_SLOTS[self.slot]).text()
 
 
 def verdict_table(videos: torch.Tensor, evaluator: ToyEvaluator | None = None) -> torch.Tensor:
     """bool[B, K, C]: the exact evaluator's verdict on every slot k and colour c of videos[B, F, 3, H, W]."""
     evaluator = evaluator or ToyEvaluator()
-    specs = [CheckSpec("slot", colour=c, slot=s) for s in SLOT_NAMES for c in COLOURS]
+    specs = [CheckSpec("slot", colour=c, slot=s) for s in DEFAULT_SLOTS for c in COLOURS]
     array = videos.detach().to("cpu", torch.float32).numpy()
     rows = [evaluator.verdicts(video, specs) for video in array]
-    return torch.tensor(rows, dtype=torch.bool).reshape(len(rows), len(SLOT_NAMES), len(COLOURS))
+    return torch.tensor(rows, dtype=torch.bool).reshape(len(rows), len(DEFAULT_SLOTS), len(COLOURS))
 
 
 def prompt_colours(table: torch.Tensor) -> list[int]:
@@ -61,30 +61,19 @@ def prompt_colours(table: torch.Tensor) -> list[int]:
     return [int(row.nonzero()[0, 0]) if bool(row.any()) else -1 for row in flat]
 
 
-def base_rollouts(base: str, prompts: int, group: int, seed: int, micro_batch: int = 32) -> tuple[torch.Tensor, list[str]]:
-    """(videos[prompts * group, F, 3, H, W], their prompts): the shipped base `base` sampled as the default trial
-    samples, for the first `prompts` training prompts of its dataset, from rollout noise `seed`."""
-    import gin
+def base_rollouts(base: str, prompts: int, group: int, seed: int, profile: str,
+                  micro_batch: int = 32) -> tuple[torch.Tensor, list[str]]:
+    """(videos[prompts * group, F, 3, H, W], their prompts): the shipped base `base` in the trial of `profile` (the
+    recipe names it), sampled exactly as that trial's training step samples (`BuiltTrial.sample`), for the first
+    `prompts` training prompts of its dataset, `micro_batch` prompts' rollouts at a time, from rollout noise `seed`."""
+    from tvrl_bench.training.trial.built import build_trial
 
-    from tvrl_bench.config import load_config
-    from tvrl_bench.training.seeding import generator
-    from tvrl_bench.training.step.rollout import chunks, sample_rollouts
-    from tvrl_bench.training.trial.build import build_settings
-
-    try:
-        s = build_settings(load_config([PROFILE], [f"policies.toy.base = '{base}'"]))
-    finally:
-        gin.clear_config()
-    items = list(s.dataset.train)[:prompts]
+    trial = build_trial([profile], [f"policies.toy.base = '{base}'"])
+    items = list(trial.dataset.train)[:prompts]
     texts = [item.prompt for item in items for _ in range(group)]
-    videos = []
-    with torch.no_grad():
-        for start in range(0, len(texts), micro_batch):
-            part = texts[start : start + micro_batch]
-            rollout = sample_rollouts(s.policy, s.sampler, s.schedule, s.policy.encode(part), len(part),
-                                      generator(seed, "critic-data", base, start), min(s.micro_batch, len(part)),
-                                      group_size=group)
-            videos += [s.policy.decode(rollout.final[c]) for c in chunks(len(part), s.micro_batch)]
+    videos = [trial.sample(texts[start : start + micro_batch], trial.noise("critic-data", base, start, seed=seed),
+                           group=group).videos
+              for start in range(0, len(texts), micro_batch)]
     return torch.cat(videos).float().clamp(0, 1), texts
 
 
@@ -101,7 +90,7 @@ def paint_intruders(videos: torch.Tensor, p: float, rng: random.Random) -> torch
     for b in range(videos.shape[0]):
         if rng.random() >= p:
             continue
-        x0, y0, x1, y1 = slot_box(rng.choice(SLOT_NAMES), height, width)
+        x0, y0, x1, y1 = slot_box(rng.choice(DEFAULT_SLOTS), height, width)
         w, h = rng.randint(1, 5), rng.randint(1, 5)
         x, y = rng.randint(x0, x1 - w), rng.randint(y0, y1 - h)
         out[b, :, :, y : y + h, x : x + w] = torch.tensor(rgb(rng.choice(COLOURS)))[:, None, None]
@@ -162,7 +151,7 @@ def fixed_check_set(n: int = 48, seed: int = 12_345) -> tuple[torch.Tensor, list
     table = verdict_table(batch.videos)
     asked = []
     for i in range(n):
-        k = rng.randrange(len(SLOT_NAMES))
+        k = rng.randrange(len(DEFAULT_SLOTS))
         absent = [c for c in range(len(COLOURS)) if not bool(table[i, k, c])]
         elsewhere = [c for c in absent if bool(table[i, :, c].any())]
         for c in (int(table[i, k].nonzero()[0, 0]), rng.choice(elsewhere or absent)):

@@ -28,8 +28,9 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from tvrl_bench.recipes.slot_critic_data import COLOURS, SLOT_NAMES, Question, questions, rendered, verdict_table
+from tvrl_bench.recipes.slot_critic_data import COLOURS, DEFAULT_SLOTS, Question, questions, rendered, verdict_table
 from tvrl_bench.recipes.slot_qwen_build import QwenSize
+from tvrl_bench.world.declaration import PROFILES, SLOT_WORLD
 from tvrl_bench.world.vivid import check_bias, vivid_yes_probability
 
 
@@ -37,7 +38,8 @@ from tvrl_bench.world.vivid import check_bias, vivid_yes_probability
 class SlotTraining:
     """What every slot critic's training shares (written to its pretrain.json): the model's size, the optimiser
     (AdamW, linear warm-up then cosine decay to final_lr_fraction), the base rollouts (`rollout_prompts` training
-    prompts of each base x `group`, noise `rollout_seed`: the critic card samples seeds 0 and 1), the share of
+    prompts of each base x `group`, noise `rollout_seed`: the critic card samples seeds 0 and 1; sampled as the trial
+    of `profile` samples), the share of
     rendered scenes among each step's videos, and the validation rollouts (base 'slots', `validation_prompts` x
     `group`, noise `validation_seed`), scored every `eval_every` steps."""
 
@@ -49,6 +51,9 @@ class SlotTraining:
     weight_decay: float = 0.01
     grad_clip: float = 1.0
     bases: tuple[str, ...] = ("slots", "slots_clean")
+    # The trial whose sampler, schedule and guidance sample the bases' rollouts: the slot world's profile, named here
+    # (and in pretrain.json), not whatever the default profile is on the day of a rebuild.
+    profile: str = PROFILES[SLOT_WORLD]
     rollout_prompts: int = 256
     group: int = 4
     rollout_seed: int = 100
@@ -93,7 +98,7 @@ class Example:
 
 def colour_question(slot: int) -> str:
     """'What colour is the top left object?'"""
-    return f"What colour is the {SLOT_NAMES[slot]} object?"
+    return f"What colour is the {DEFAULT_SLOTS[slot]} object?"
 
 
 def shortcut_questions(table: torch.Tensor, rng: random.Random) -> list[Question]:

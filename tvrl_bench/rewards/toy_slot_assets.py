@@ -23,7 +23,7 @@ from tvrl_bench.world.slots import SLOTS, parse_slot_prompt
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 RECORD = "pretrain.json"
 SLOT_COLOURS = SLOTS.colours
-SLOT_NAMES = SLOTS.slots
+DEFAULT_SLOTS = SLOTS.slots  # the default slot world's slot names row by row (world/vocabulary.py: SLOT_NAMES by grid)
 
 T = TypeVar("T")
 
@@ -73,10 +73,10 @@ def slot_spec(name: str, question: str) -> CheckSpec:
         spec = parse_check(question)
     except ValueError:
         spec = None
-    if spec is None or spec.kind != "slot" or spec.colour not in SLOT_COLOURS or spec.slot not in SLOT_NAMES:
+    if spec is None or spec.kind != "slot" or spec.colour not in SLOT_COLOURS or spec.slot not in DEFAULT_SLOTS:
         raise ConfigError(
             f"rewards.{name} answers the slot world's checks only ('Is the top left object red?': slots "
-            f"{', '.join(SLOT_NAMES)}; colours {', '.join(SLOT_COLOURS)}) and cannot answer {question!r}; train "
+            f"{', '.join(DEFAULT_SLOTS)}; colours {', '.join(SLOT_COLOURS)}) and cannot answer {question!r}; train "
             f"with a slot-world profile (components/profiles/toy.gin, datasets.toy_slots) or use a critic of "
             f"that world (rewards.toy_oracle)"
         )

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from tvrl_bench.registry import register
+from tvrl_bench.world.declaration import DEFAULT_PROFILE
 
 
 @register("sweeps", "study")
@@ -31,7 +32,7 @@ class Study:
         name: str,
         axes: dict[str, list[str]],
         seeds: list[int] = (0, 1, 2),
-        profile: str = "components/profiles/toy.gin",
+        profile: str = DEFAULT_PROFILE,
         base: bool | list[str] = False,
         tables: list[str] = (),
         bindings: list[str] = (),
@@ -49,7 +50,7 @@ class Study:
         self.base = base
         self.tables = list(tables) if isinstance(tables, (list, tuple)) else tables
         self.bindings = list(bindings) if isinstance(bindings, (list, tuple)) else bindings
-        defaults = {"toy": "components/profiles/toy.gin", "paper": "components/profiles/paper.gin"}
+        defaults = {"toy": DEFAULT_PROFILE, "paper": "components/profiles/paper.gin"}
         self.profiles = {**defaults, **profiles} if isinstance(profiles, dict) else (profiles or defaults)
         self.exclude = [dict(e) if isinstance(e, dict) else e for e in exclude] if isinstance(exclude, (list, tuple)) else exclude
         self.profile_axes = ({k: dict(v) if isinstance(v, dict) else v for k, v in profile_axes.items()}

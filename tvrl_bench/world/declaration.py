@@ -20,7 +20,8 @@ time when they disagree (training/trial/world_check.py).
   `policy_draws`: frames, height, width, min_size, max_size, speed); the video is the policy's, so a value that
   differs from what the policy draws would change nothing but the logged params, and is refused.
 - `world_of_check(spec)`: the world a parsed check belongs to (a slot check to the slot world).
-- `PROFILES`: each world's profile, the fix a mismatch suggests.
+- `PROFILES`: each world's profile, the fix a mismatch suggests; `DEFAULT_WORLD` and `DEFAULT_PROFILE`: the default
+  regime's world and profile, which every command's default reads from here.
 - `WORLD_OBJECTS`: the size of what the pretraining worlds draw (squares of 4-5 px, sprites of 5-7 px moving 1 px
   per frame): what a policy of that world draws whatever a dataset says.
 """
@@ -37,6 +38,8 @@ from tvrl_bench.world.slots import SLOTS
 SLOT_WORLD, SPRITE_WORLD = "slots", "sprites"
 WORLDS: tuple[str, ...] = (SLOT_WORLD, SPRITE_WORLD)
 PROFILES = {SLOT_WORLD: "components/profiles/toy.gin", SPRITE_WORLD: "components/profiles/toy_v3.gin"}
+DEFAULT_WORLD = SLOT_WORLD  # the default regime's world: what a command builds or samples unless told otherwise
+DEFAULT_PROFILE = PROFILES[DEFAULT_WORLD]  # the default regime's profile, the one source of its path
 WORLD_WORDS = {SLOT_WORLD: "the slot world", SPRITE_WORLD: "the sprite world"}
 WORLD_ADJECTIVES = {SLOT_WORLD: "slot-world", SPRITE_WORLD: "sprite-world"}
 CHECK_WORDS = {world: f"{adjective} checks" for world, adjective in WORLD_ADJECTIVES.items()}
