@@ -16,8 +16,8 @@ pytestmark = pytest.mark.integration
 
 def test_prepare_toy_policy_writes_a_loadable_checkpoint(tmp_path):
     result = subprocess.run(
-        [console_script("tvrl-bench"), "prepare-toy", "--what", "policy", "--steps", "3", "--eval-prompts", "2",
-         "--out", str(tmp_path), "--no-progress"],
+        [console_script("tvrl-bench"), "prepare-toy", "--what", "policy", "--recipe", "v1", "--steps", "3",
+         "--eval-prompts", "2", "--out", str(tmp_path), "--no-progress"],
         capture_output=True, text=True, timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]

@@ -4,9 +4,10 @@ The toy policy's recipe is tvrl_bench.recipes.pretrain_policy.pretrain_policy; t
 tvrl_bench.recipes.pretrain_critic.pretrain_critic, the slot world's critics' pretrain_slot_critic and
 pretrain_slot_scorer (which critics: cli/prepare_toy_critics.py). Each takes (out_dir, seed, steps, progress) and
 returns a summary dict. They write to `--out` (default ./toy_checkpoints/<name>); the shipped checkpoints in
-tvrl_bench/assets/ are replaced only with `--overwrite-assets`. Nothing is lost either way: each checkpoint is
-built in a scratch folder beside its target and swapped in when complete, and a target that already held files
-is first moved to `<target>.backup-<time>`.
+tvrl_bench/assets/ are replaced only with `--overwrite-assets`. Without flags it rebuilds the default regime's
+assets (the slot world's base `slots` and its critics: cli/prepare_toy_critics.py). Nothing is lost either way:
+each checkpoint is built in a scratch folder beside its target and swapped in when complete, and a target that
+already held files is first moved to `<target>.backup-<time>`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 
 from tvrl_bench.cli.common import set_torch_threads
 from tvrl_bench.cli.errors import UserError
-from tvrl_bench.cli.prepare_toy_critics import CRITIC_WORLDS, VIVID, chosen_critics, critic_builder, policy_recipe
+from tvrl_bench.cli.prepare_toy_critics import CRITICS, VIVID, chosen_critics, critic_builder, policy_recipe
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 DEFAULT_OUT = Path("toy_checkpoints")
@@ -52,7 +53,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "for the fine-tuned v2_noisy_captions, on one thread (see docs/toy/policy.md). The critics: with a slot "
             "recipe (--recipe slots) the slot world's toy_qwen_slots, toy_qwen_slots_weak, toy_qwen_slots_shortcut "
             "and toy_scorer_slots (about 29 minutes for these four, docs/toy/critics.md) and toy_qwen_slots_vivid "
-            "(toy_qwen_slots' recipe with a biased labeler), or the sprite world's toy_learned (about 11 CPU-minutes)."
+            "(toy_qwen_slots' recipe with a biased labeler), or the sprite world's toy_learned (about 11 CPU-minutes). "
+            "Without flags it rebuilds the default regime's assets: the slot world's base slots and its critics."
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
@@ -62,9 +64,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "one of them), or both (policy first)",
     )
     parser.add_argument(
-        "--critic", default=None, choices=sorted(CRITIC_WORLDS),
-        help="build this critic only (default: every critic of --recipe's world; the sprite world's toy_learned "
-        "without --recipe); a critic of the other world than --recipe's is refused",
+        "--critic", default=None, choices=sorted(CRITICS),
+        help="build this critic only (default: every critic of --recipe's world; the default regime's, the slot "
+        "world's, without --recipe); a critic of the other world than --recipe's is refused",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of initialisation, data, noise and validation prompts")
     parser.add_argument(
@@ -88,12 +90,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--eval-prompts", type=int, default=None,
-        help="policy only: held-out prompts sampled at each validation and for the final scores "
-        "(default: the recipe's 64; fewer is faster and noisier)",
+        help="the policy's held-out prompts sampled at each validation and for the final scores (default: the "
+        "recipe's 64; fewer is faster and noisier); the critics' recipes fix their own, so --what critic refuses it",
     )
     parser.add_argument(
         "--recipe", default=None,
-        help="the policy's named pretraining recipe (default v1; tvrl_bench.recipes.pretrain_policy.RECIPES), whose "
+        help="the policy's named pretraining recipe (default: the default regime's, slots, or v1 with a sprite-world "
+        "--critic; tvrl_bench.recipes.pretrain_policy.RECIPES), whose "
         "world also picks the critics: v1 the first "
         "toy base (2-frame tokens, velocity loss), v2 4-frame tokens with a 1/sigma-weighted x0 loss (10,000 steps), "
         "v2_18k the same for 18,000 steps (about 2 CPU-hours), v2_noisy_captions v2_18k fine-tuned 1,500 steps on "
@@ -131,6 +134,10 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--threads must be >= 1, got {args.threads}")
     if args.steps is not None and args.steps < 1:
         raise UserError(f"--steps must be >= 1, got {args.steps}")
+    if args.eval_prompts is not None and args.what == "critic":
+        raise UserError(f"--eval-prompts {args.eval_prompts} sets the policy's held-out prompts, and --what critic "
+                        "builds no policy (each critic's recipe fixes its own validation set); drop --eval-prompts, or "
+                        "use --what policy or --what all")
     if args.eval_prompts is not None and not 1 <= args.eval_prompts <= 64:
         raise UserError(f"--eval-prompts must be in 1..64 (the datasets.toy eval set), got {args.eval_prompts}")
     from tvrl_bench.recipes.pretrain_policy import RECIPES
