@@ -23,18 +23,15 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import gin
 import torch
 
 from tvrl_bench import config as gin_config
 from tvrl_bench.report.stats import paired_delta
 from tvrl_bench.sweeps.plan import TrialSpec
-from tvrl_bench.training.evaluation import WIDE_PREFIX, WIDE_PROMPTS_TAG, TrialEvaluation, wide_eval_items
-from tvrl_bench.training.parallel.sharded_state import load_parameters
-from tvrl_bench.training.settings import TrialSettings
-from tvrl_bench.training.step.batch_split import BatchSplit
-from tvrl_bench.training.trial.build import build_settings
 from tvrl_bench.training.checkpoint import CheckpointDir
+from tvrl_bench.training.evaluation import WIDE_PREFIX, WIDE_PROMPTS_TAG, wide_eval_items
+from tvrl_bench.training.settings import TrialSettings
+from tvrl_bench.training.trial.built import build_trial
 
 
 @dataclass
@@ -91,25 +88,18 @@ def wider_eval_items(settings: TrialSettings, prompts: int, flag: str = "--promp
 def score_trial(spec: TrialSpec, runs: str | Path, prompts: int) -> TrialScores:
     """Load the trial's final parameters and score them on its own and on `prompts` wider eval prompts (CPU)."""
     checkpoints = finished_checkpoint(Path(runs), spec)
-    try:
-        settings = build_settings(gin_config.load_config(list(spec.files), list(spec.bindings)))
-        own_count = min(settings.eval_prompts, len(settings.dataset.eval))
-        if prompts < own_count:
-            raise gin_config.ConfigError(f"--prompts {prompts}: fewer than the trial's own {own_count} eval prompts; "
-                                         f"ask for more, e.g. --prompts {max(own_count, 1000)}")
-        items, dropped = wider_eval_items(settings, prompts)
-    finally:
-        gin.clear_config()
-    saved = checkpoints.load()  # None for an untrained base row (steps 0 saves no state): the pretrained policy
-    if saved is None and settings.steps > 0:
+    trial = build_trial(list(spec.files), list(spec.bindings))
+    settings = trial.settings
+    own_count = min(settings.eval_prompts, len(settings.dataset.eval))
+    if prompts < own_count:
+        raise gin_config.ConfigError(f"--prompts {prompts}: fewer than the trial's own {own_count} eval prompts; "
+                                     f"ask for more, e.g. --prompts {max(own_count, 1000)}")
+    items, dropped = wider_eval_items(settings, prompts)
+    # None for an untrained base row (steps 0 saves no state): the pretrained policy
+    if trial.load_weights(checkpoints) is None and settings.steps > 0:
         raise TrialNotFinished(f"{checkpoints.state_path}: trial {spec.title} finished but its final state is missing; "
                                f"remove {checkpoints.folder} and rerun tvrl-sweep with the same flags to train it again")
-    policy = settings.policy.to("cpu")
-    if saved is not None:
-        load_parameters(policy.trainable_parameters(), saved["parameters"])
-    settings.reward.to("cpu")
-    split = BatchSplit.of(settings.prompts_per_step, settings.group_size, settings.minibatches, settings.micro_batch, 1)
-    evaluation = TrialEvaluation(settings, policy, items, split.micro_batch, torch.device("cpu"))
+    evaluation = trial.evaluation(items)
     with torch.no_grad():
         videos = torch.cat([v for _, v in evaluation.chunk_videos()])
     prompts_text, checks = [it.prompt for it in items], [it.checks for it in items]

@@ -70,8 +70,13 @@ def build_trainer(files: list[str | Path], bindings: list[str] | None, folder: s
                   credit: CreditRouter | None = None, cpu: bool = True, sharding: ShardingSettings | None = None,
                   progress: bool = False) -> Trainer:
     """The trainer of the trial of `files` and `bindings` (`build_trial(...).trainer(...)`), checkpointing to
-    `folder`, with no MLflow run: what the scripts of diagnostics/ and benchmarks/ train and measure."""
-    return build_trial(files, bindings, sharding=sharding).trainer(folder, cpu=cpu, credit=credit, progress=progress)
+    `folder`, with no MLflow run: what the scripts of diagnostics/ and benchmarks/ train and measure. The trainer is
+    built while the config is loaded, as a trial's own is."""
+    loaded = gin_config.load_config([str(f) for f in files], list(bindings or []))
+    try:
+        return BuiltTrial.of(loaded, sharding).trainer(folder, cpu=cpu, credit=credit, progress=progress)
+    finally:
+        gin.clear_config()
 
 
 @dataclass
