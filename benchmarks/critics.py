@@ -26,8 +26,8 @@ import torch
 
 from tvrl_bench.cli.script import UserError, at_least, run_script, scratch, script_parser
 from tvrl_bench.config import load_config
-from tvrl_bench.training.scoring import score_videos
-from tvrl_bench.training.trial.built import build_trainer
+from tvrl_bench.training.trial.built import build_trial_and_trainer
+from tvrl_bench.world.declaration import DEFAULT_PROFILE
 
 ORACLE = "components/rewards/toy_oracle.gin"
 CRITICS = ("components/rewards/toy_qwen_slots.gin", "components/rewards/toy_qwen_slots_weak.gin",
@@ -39,7 +39,7 @@ PER_VIDEO = ["components/objectives/tvrl_official.gin"]
 def files_for(preset: str) -> list[str]:
     """The trainer's files: the profile, the critic, and for a scalar scorer the per-video objective."""
     per_video = "scorer" in Path(preset).stem
-    return ["components/profiles/toy.gin", preset, *(PER_VIDEO if per_video else [])]
+    return [DEFAULT_PROFILE, preset, *(PER_VIDEO if per_video else [])]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,25 +63,27 @@ def benchmark(args: argparse.Namespace) -> None:
         measure(presets, args.steps, work.folder)
 
 
-def critic_seconds(trainer, repeats: int = 3) -> float:
-    """Median seconds of scoring one step's rollouts (all checks, with input gradients) with the trainer's critic."""
-    items = trainer.train_items[: trainer.s.prompts_per_step]
-    group = trainer.s.group_size
+def critic_seconds(trial, repeats: int = 3) -> float:
+    """Median seconds of scoring one step's rollouts (all checks, with input gradients) with the built trial's
+    critic, as its step scores them."""
+    items = list(trial.dataset.train)[: trial.settings.prompts_per_step]
+    group = trial.settings.group_size
     prompts = [it.prompt for it in items for _ in range(group)]
     checks = [list(it.checks) for it in items for _ in range(group)]
     videos = torch.rand(len(prompts), 8, 3, 16, 16, generator=torch.Generator().manual_seed(0))
-    grads = "pixels" in trainer.s.reward.grad_spaces
+    grads = "pixels" in trial.reward.grad_spaces
     times = []
     for _ in range(repeats):
         started = time.perf_counter()
-        score_videos(trainer.s.reward, videos, prompts, checks, need_grads=grads)
+        trial.score(videos, prompts, checks, need_grads=grads)
         times.append(time.perf_counter() - started)
     return statistics.median(times)
 
 
 def measure(presets: list[str], steps: int, folder: Path) -> None:
     print(f"machine load (1, 5, 15 min): {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    trainers = {Path(p).stem: build_trainer(files_for(p), [], folder / Path(p).stem) for p in presets}
+    built = {Path(p).stem: build_trial_and_trainer(files_for(p), [], folder / Path(p).stem) for p in presets}
+    trainers = {name: trainer for name, (_, trainer) in built.items()}
     for t in trainers.values():
         t.step(0)  # warm-up
     names = list(trainers)
@@ -97,7 +99,7 @@ def measure(presets: list[str], steps: int, folder: Path) -> None:
         median = statistics.median(times[name])
         ratios[name] = median / oracle
         print(f"{name}: median step {median:.2f} s over {steps} steps ({ratios[name]:.2f} x toy_oracle); "
-              f"scoring 32 rollouts with input gradients {critic_seconds(trainers[name]):.3f} s")
+              f"scoring 32 rollouts with input gradients {critic_seconds(built[name][0]):.3f} s")
     print(f"machine load (1, 5, 15 min): {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     others = {n: r for n, r in ratios.items() if n != "toy_oracle"}
     print(" ".join(f"{n}={r:.2f}" for n, r in others.items()) + f" max_ratio={max(others.values(), default=1.0):.2f}")

@@ -37,6 +37,7 @@ from tvrl_bench.config import load_config
 from tvrl_bench.training.loop import Trainer
 from tvrl_bench.training.scoring import score_videos, score_videos_looped
 from tvrl_bench.training.trial.built import build_trainer
+from tvrl_bench.world.declaration import DEFAULT_PROFILE
 
 # The toy transformer's matmuls at micro_batch 8 with CFG: 16 samples x (256 video + 12 text) tokens, width 64.
 ROWS = 16 * 268
@@ -77,7 +78,7 @@ ATTENTION_FLOPS = {
 
 def trainer(credit: str, policy_path: str | None, folder: Path, bindings: list[str] = ()) -> Trainer:
     extra = [f"policies.toy.path = '{policy_path}'"] if policy_path else []
-    return build_trainer(["components/profiles/toy.gin", f"components/credit/{credit}.gin"], extra + list(bindings),
+    return build_trainer([DEFAULT_PROFILE, f"components/credit/{credit}.gin"], extra + list(bindings),
                          folder)
 
 
@@ -140,7 +141,7 @@ def benchmark(args: argparse.Namespace) -> None:
                         "flag out for the shipped policy")
     extra = [f"policies.toy.path = '{args.policy_path}'"] if args.policy_path else []
     try:  # a config mistake in seconds, before the timings
-        load_config(["components/profiles/toy.gin", *(f"components/credit/{c}.gin" for c in ("window3", "uniform"))],
+        load_config([DEFAULT_PROFILE, *(f"components/credit/{c}.gin" for c in ("window3", "uniform"))],
                     extra + args.gin_bindings)
     finally:
         gin.clear_config()

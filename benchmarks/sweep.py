@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from tvrl_bench.cli.script import Scratch, UserError, at_least, must, run_script, scratch, script_parser
+from tvrl_bench.world.declaration import DEFAULT_PROFILE
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -60,8 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trials", type=int, default=6, action=must(lambda v: v >= 2 and v % 2 == 0, "an even number "
                         ">= 2 (uniform and window3 credit x seeds)"), help="trials in the study (even; default 6)")
     parser.add_argument("--steps", type=int, default=3, action=at_least(1), help="optimizer steps per trial (default 3)")
-    parser.add_argument("--profile", default="components/profiles/toy.gin",
-                        help="the trials' profile (default: the toy profile)")
+    parser.add_argument("--profile", default=DEFAULT_PROFILE,
+                        help=f"the trials' profile (default: the default regime's, {DEFAULT_PROFILE})")
     parser.add_argument("--gin_bindings", nargs="*", default=[],
                         help="extra bindings of every trial, e.g. 'training.trial.prompts_per_step = 4'")
     return run_script(parser, benchmark, argv)

@@ -28,7 +28,6 @@ from tvrl_bench.cli.script import above, at_least, must, run_script, script_pars
 from tvrl_bench.diagnostics.gradients import batch_gradients, flatten
 from tvrl_bench.diagnostics.profile import add_profile_arguments, profile_trainer
 from tvrl_bench.training.loop import Trainer
-from tvrl_bench.training.step.collect import collect_batch
 
 HELD_OUT_FIRST_STEP = 1000  # held-out batches are the steps from here on: prompts and noise no gradient batch saw
 
@@ -38,9 +37,7 @@ def held_out_reward(trainer: Trainer, batches: int) -> float:
     keeping any graph: nothing is trained on them)."""
     rewards = []
     for k in range(batches):
-        items, group_ids = trainer.step_items(HELD_OUT_FIRST_STEP + k)
-        batch = collect_batch(trainer.s, trainer.policy, trainer.processes, items, group_ids, trainer.micro_batch,
-                              HELD_OUT_FIRST_STEP + k, keep_graph=False)
+        batch = trainer.collect(HELD_OUT_FIRST_STEP + k, keep_graph=False)
         rewards.append(batch.all_rewards.mean())
     return float(torch.stack(rewards).mean())
 

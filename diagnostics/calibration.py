@@ -17,23 +17,19 @@ import argparse
 import math
 import sys
 
-import gin
 import torch
 
 from tvrl_bench.cli.script import UserError, at_least, run_script, script_parser
-from tvrl_bench.config import load_config
 from tvrl_bench.evaluators.calibration import agreement_by_kind, best_of_group
-from tvrl_bench.training.step.diagnostics import check_kind
-from tvrl_bench.training.step.rollout import chunks, sample_rollouts
-from tvrl_bench.training.scoring import score_videos
-from tvrl_bench.training.seeding import generator
-from tvrl_bench.training.trial.build import build_settings
+from tvrl_bench.training.trial.built import build_trial
+from tvrl_bench.world.checks import check_kind
+from tvrl_bench.world.declaration import DEFAULT_PROFILE
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = script_parser(__file__, __doc__)
     parser.add_argument("files", nargs="*", help="gin files after the profile (e.g. another critic's preset)")
-    parser.add_argument("--profile", default="components/profiles/toy.gin", help="the training profile (default: toy)")
+    parser.add_argument("--profile", default=DEFAULT_PROFILE, help=f"the training profile (default: {DEFAULT_PROFILE})")
     parser.add_argument("--prompts", type=int, default=48, action=at_least(1), help="training prompts sampled (default 48)")
     parser.add_argument("--group", type=int, default=4, action=at_least(1), help="rollouts per prompt (default 4)")
     parser.add_argument("--seed", type=int, default=0, help="rollout noise seed (default 0)")
@@ -43,10 +39,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def calibrate(args: argparse.Namespace) -> None:
     torch.set_num_threads(1)
-    try:
-        s = build_settings(load_config([args.profile, *args.files], args.gin_bindings))
-    finally:
-        gin.clear_config()
+    trial = build_trial([args.profile, *args.files], args.gin_bindings)
+    s = trial.settings
     if s.reward.score_space not in ("log_prob", "prob"):
         raise UserError(f"{type(s.reward).__name__} scores are not answer probabilities (score_space "
                         f"{s.reward.score_space!r}): there is no p(Yes) > 0.5 to calibrate; pick a critic that "
@@ -56,15 +50,12 @@ def calibrate(args: argparse.Namespace) -> None:
         print(f"--prompts {args.prompts}: the training set holds {len(items)}; sampling all of them")
     prompts = [it.prompt for it in items for _ in range(args.group)]
     checks = [list(it.checks) for it in items for _ in range(args.group)]
-    with torch.no_grad():
-        rollout = sample_rollouts(s.policy, s.sampler, s.schedule, s.policy.encode(prompts), len(prompts),
-                                  generator(args.seed, "rollout", 0, 0), s.micro_batch, group_size=args.group)
-        video = torch.cat([s.policy.decode(rollout.final[c]) for c in chunks(len(prompts), s.micro_batch)])
-    scored = score_videos(s.reward, video, prompts, checks, need_grads=False)
+    video = trial.sample(prompts, trial.noise("rollout", 0, 0, seed=args.seed), group=args.group).videos
+    scored = trial.score(video, prompts, checks)
     rewards, scores = scored.rewards().tolist(), scored.scores
     if s.reward.score_space == "prob":
         scores = scores.clamp_min(1e-30).log()
-    _, records = s.evaluator.evaluate_detailed(video, prompts, [tuple(c) for c in checks])
+    _, records = trial.evaluate(video, prompts, checks)
     log_probs, passed, kinds = [], [], []
     for i, record in enumerate(records):
         for k, check in enumerate(record["checks"]):

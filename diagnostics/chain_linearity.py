@@ -27,9 +27,7 @@ import torch
 
 from tvrl_bench.cli.script import above, at_least, must, run_script, script_parser
 from tvrl_bench.diagnostics.gradients import flat_gradient, set_weights, step_directions
-from tvrl_bench.diagnostics.profile import add_profile_arguments, profile_trainer
-from tvrl_bench.training.seeding import generator
-from tvrl_bench.training.step.rollout import ode_sample
+from tvrl_bench.diagnostics.profile import add_profile_arguments, profile_trial
 
 
 def measure(name: str, output: Callable[[], torch.Tensor], params: list, alphas: list[float]) -> None:
@@ -68,17 +66,17 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def linearity(args: argparse.Namespace) -> None:
-    with profile_trainer(args) as trainer:
-        s, policy = trainer.s, trainer.policy
+    with profile_trial(args) as (trial, trainer):
+        policy = trial.policy
         items, _ = trainer.step_items(0)
-        prompts = [it.prompt for it in items for _ in range(s.group_size)][: args.rollouts]
+        prompts = [it.prompt for it in items for _ in range(trial.settings.group_size)][: args.rollouts]
         cond = policy.encode(prompts)
-        x = torch.randn(len(prompts), *policy.latent_shape(), generator=generator(args.seed, "pathwise", 0))
+        x = torch.randn(len(prompts), *policy.latent_shape(), generator=trial.noise("pathwise", 0, seed=args.seed))
         noised = (1 - args.sigma) * x.tanh() + args.sigma * torch.randn(x.shape, generator=torch.Generator().manual_seed(2))
         sigma = torch.full((len(prompts),), args.sigma)
         print("output direction  alpha        rms  nonlinearity")
         measure("call", lambda: policy.velocity(noised, sigma, cond), trainer.parameters, args.alphas)
-        measure("chain", lambda: ode_sample(policy, s.sampler, s.schedule, x, cond, trainer.micro_batch), trainer.parameters, args.alphas)
+        measure("chain", lambda: trial.ode_sample(x, cond), trainer.parameters, args.alphas)
 
 
 if __name__ == "__main__":

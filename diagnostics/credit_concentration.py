@@ -26,7 +26,7 @@ import torch
 from tvrl_bench.cli.script import above, at_least, run_script, script_parser
 from tvrl_bench.credit.located import check_pixels, palette_labels
 from tvrl_bench.diagnostics.profile import add_profile_arguments, profile_trainer
-from tvrl_bench.training.step.diagnostics import check_kind
+from tvrl_bench.world.checks import check_kind
 
 
 def concentration(merged: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

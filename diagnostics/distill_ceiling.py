@@ -45,35 +45,29 @@ from tvrl_bench.recipes.pretrain_policy import RECIPES
 from tvrl_bench.recipes.worlds import pretrain_world
 from tvrl_bench.report.stats import paired_delta
 from tvrl_bench.sweeps.wide_eval import wider_eval_items
-from tvrl_bench.training.evaluation import TrialEvaluation
-from tvrl_bench.training.seeding import generator
-from tvrl_bench.training.settings import TrialSettings
-from tvrl_bench.training.trial.build import build_settings
+from tvrl_bench.training.trial.built import BuiltTrial
 from tvrl_bench.training.trial.world_check import policy_world
 from tvrl_bench.world.declaration import WORLD_ADJECTIVES, WORLD_WORDS
-from tvrl_bench.training.step.rollout import chunks, generate, sample_rollouts
-from tvrl_bench.training.scoring import score_videos
 
 
 @torch.no_grad()
-def sample_and_rank(s: TrialSettings, policy, items: list, group: int, seed: int, round_: int, candidates: str):
-    """`group` rollouts of `policy` for every item, sampled as training samples them (`candidates` 'training') or
-    as the evaluation does (deterministic, 'ode'), scored a few groups at a time: (x0 latents [P*G, 3, F, H, W],
-    prompts [P*G], critic rewards [P*G], evaluator overall [P*G])."""
+def sample_and_rank(trial: BuiltTrial, policy, items: list, group: int, seed: int, round_: int, candidates: str):
+    """`group` rollouts of `policy` for every item, sampled by the built trial as training samples them
+    (`candidates` 'training') or as the evaluation does (deterministic, 'ode'), scored a few groups at a time: (x0
+    latents [P*G, 3, F, H, W], prompts [P*G], critic rewards [P*G], evaluator overall [P*G])."""
     prompts = [it.prompt for it in items for _ in range(group)]
     checks = [list(it.checks) for it in items for _ in range(group)]
     x0, rewards, overall = [], [], []
-    g = generator(seed, "distill", round_)
-    for c in chunks(len(prompts), 8 * group):  # keep memory flat: a few groups at a time
+    g = trial.noise("distill", round_, seed=seed)
+    for start in range(0, len(prompts), 8 * group):  # keep memory flat: a few groups at a time
+        c = slice(start, min(start + 8 * group, len(prompts)))
         if candidates == "training":
-            rollout = sample_rollouts(policy, s.sampler, s.schedule, policy.encode(prompts[c]), c.stop - c.start, g,
-                                      s.micro_batch, group_size=group)
-            videos = policy.decode(rollout.final)
+            videos = trial.sample(prompts[c], g, group=group, policy=policy).videos
         else:
-            videos = generate(policy, s.sampler, s.schedule, prompts[c], g, s.micro_batch)
+            videos = trial.generate(prompts[c], g, policy=policy)
         x0.append(to_latents(videos))  # the clean sample as the evaluator sees it (decoding clamps to [0, 1])
-        rewards.append(score_videos(s.reward, videos, prompts[c], checks[c], need_grads=False).rewards())
-        _, records = s.evaluator.evaluate_detailed(videos, prompts[c], [tuple(k) for k in checks[c]])
+        rewards.append(trial.score(videos, prompts[c], checks[c]).rewards())
+        _, records = trial.evaluate(videos, prompts[c], checks[c])
         overall.append(torch.tensor([float(r["score"]) for r in records]))
     return torch.cat(x0), prompts, torch.cat(rewards), torch.cat(overall)
 
@@ -117,11 +111,10 @@ def ground_truth(world, count: int, seed: int, exclude: list) -> tuple[torch.Ten
     return to_latents(batch.videos), list(batch.prompts)
 
 
-def per_prompt_overall(s: TrialSettings, policy, items: list) -> torch.Tensor:
-    """The evaluator's overall of each held-out item [E], sampled as a trial's evaluation samples it."""
-    evaluation = TrialEvaluation(s, policy, items, s.micro_batch, torch.device("cpu"))
+def per_prompt_overall(trial: BuiltTrial, policy, items: list) -> torch.Tensor:
+    """The evaluator's overall of each held-out item [E] by `policy`, sampled as the trial's evaluation samples."""
     with torch.no_grad():
-        return torch.tensor([float(r["score"]) for r in evaluation.full().records])
+        return torch.tensor([float(r["score"]) for r in trial.evaluation(items, policy=policy).full().records])
 
 
 def paired(a: torch.Tensor, b: torch.Tensor) -> tuple[float, float]:
@@ -183,7 +176,8 @@ def distil_ceiling(args: argparse.Namespace) -> None:
     try:
         loaded = load_config([args.profile, *args.files], args.gin_bindings)
         recipe = RECIPES[profile_recipe(args.recipe)]
-        s = build_settings(loaded)
+        trial = BuiltTrial.of(loaded)
+        s = trial.settings
     finally:
         gin.clear_config()
     world = pretrain_world(recipe.world)
@@ -192,7 +186,7 @@ def distil_ceiling(args: argparse.Namespace) -> None:
     train_items = list(s.dataset.train)
     eval_items, dropped = wider_eval_items(s, args.eval_prompts, flag="--eval_prompts")
     started = time.perf_counter()
-    base_overall = per_prompt_overall(s, s.policy, eval_items)
+    base_overall = per_prompt_overall(trial, s.policy, eval_items)
     print(f"base: overall {base_overall.mean():.4f} on {len(eval_items)} held-out prompts ({dropped} trained-on dropped)")
     arms = {"best": copy.deepcopy(s.policy), "random": copy.deepcopy(s.policy)}
     if args.truth:
@@ -213,7 +207,7 @@ def distil_ceiling(args: argparse.Namespace) -> None:
             if round_ == 0 and first_round is not None:  # both arms start from the base: one sample serves both
                 x0, prompts, rewards, overall = first_round
             else:
-                x0, prompts, rewards, overall = sample_and_rank(s, policy, items, args.group, args.seed, round_, args.candidates)
+                x0, prompts, rewards, overall = sample_and_rank(trial, policy, items, args.group, args.seed, round_, args.candidates)
                 first_round = (x0, prompts, rewards, overall)
             keep = pick(rewards, args.group, None if name == "best" else random_picks)
             gain = float(overall[keep].mean() - overall.mean())
@@ -223,7 +217,7 @@ def distil_ceiling(args: argparse.Namespace) -> None:
                   f"kept {len(keep)} with overall {overall[keep].mean():.4f} ({gain:+.4f})", flush=True)
             distil(policy, x0[keep], [prompts[i] for i in keep.tolist()], recipe, args.steps, args.batch, args.lr,
                    args.seed + 1000 * round_, f"{name} r{round_ + 1}")
-    scores = {name: per_prompt_overall(s, policy, eval_items) for name, policy in arms.items()}
+    scores = {name: per_prompt_overall(trial, policy, eval_items) for name, policy in arms.items()}
     for name, value in scores.items():
         print(f"{name}: overall {value.mean():.4f}")
     rows = {"best_minus_base": paired(scores["best"], base_overall),

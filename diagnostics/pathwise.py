@@ -30,7 +30,7 @@ import torch
 
 from tvrl_bench.cli.script import above, at_least, run_script, script_parser
 from tvrl_bench.diagnostics.gradients import batch_reward
-from tvrl_bench.diagnostics.profile import add_profile_arguments, profile_trainer
+from tvrl_bench.diagnostics.profile import add_profile_arguments, profile_trial
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def train_pathwise(args: argparse.Namespace) -> None:
-    with profile_trainer(args) as trainer:
+    with profile_trial(args) as (trial, trainer):
         optimizer = torch.optim.Adam(trainer.parameters, lr=args.lr)
         evaluations = {}
 
@@ -63,7 +63,7 @@ def train_pathwise(args: argparse.Namespace) -> None:
         for step in range(args.steps):
             started = time.perf_counter()
             optimizer.zero_grad(set_to_none=True)
-            reward = batch_reward(trainer, 0 if args.fixed_batch else step, args.seed)
+            reward = batch_reward(trial, trainer, 0 if args.fixed_batch else step, args.seed)
             norm = torch.nn.utils.clip_grad_norm_(trainer.parameters, trainer.s.max_grad_norm)
             optimizer.step()
             print(f"step {step + 1}: train reward {float(reward):.4f}, grad norm {float(norm):.4g}, "

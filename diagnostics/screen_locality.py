@@ -36,7 +36,7 @@ from tvrl_bench.cli.script import above, at_least, must, run_script, script_pars
 from tvrl_bench.diagnostics.profile import add_profile_arguments, profile_trainer, router_of
 from tvrl_bench.diagnostics.screens import (effective_fraction, local_share, outcome_correlation, variance_parts,
                                             variance_shares)
-from tvrl_bench.training.step.diagnostics import check_row
+from tvrl_bench.world.checks import check_row
 
 
 def verdicts(trainer, batch, fail_below: float) -> torch.Tensor:

@@ -29,6 +29,7 @@ import gin
 from tvrl_bench.cli.script import Scratch, UserError, at_least, run_script, scratch, script_parser
 from tvrl_bench.config import ConfigError, load_config
 from tvrl_bench.diagnostics.screens import paired_gain
+from tvrl_bench.world.declaration import DEFAULT_PROFILE
 
 ARMS = ("base", "1x", "many")
 # The bindings the screen makes for each arm, by the flag that sets them (a refused one is named by its flag).
@@ -136,7 +137,7 @@ def train_arms(args: argparse.Namespace, files: list[str], per_step: int) -> dic
 def main(argv: list[str] | None = None) -> int:
     parser = script_parser(__file__, __doc__)
     parser.add_argument("files", nargs="*", help="gin files after the profile (presets to swap in)")
-    parser.add_argument("--profile", default="components/profiles/toy.gin", help="the profile screened (default: the toy profile)")
+    parser.add_argument("--profile", default=DEFAULT_PROFILE, help=f"the profile screened (default: {DEFAULT_PROFILE})")
     parser.add_argument("--gin_bindings", nargs="*", default=[], help="extra gin bindings")
     parser.add_argument("--credit", default="components/credit/uniform.gin", help="the credit preset trained (default uniform)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="trial seeds, paired (default 0 1 2)")

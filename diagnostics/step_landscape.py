@@ -26,14 +26,14 @@ import torch
 
 from tvrl_bench.cli.script import above, at_least, run_script, script_parser
 from tvrl_bench.diagnostics.gradients import batch_reward, flat_gradient, set_weights, step_directions
-from tvrl_bench.diagnostics.profile import add_profile_arguments, profile_trainer
+from tvrl_bench.diagnostics.profile import add_profile_arguments, profile_trial
 
 
-def gradient(trainer, step: int, seed: int) -> tuple[float, torch.Tensor]:
+def gradient(trial, trainer, step: int, seed: int) -> tuple[float, torch.Tensor]:
     """(batch reward, flat gradient of it over the trained parameters) for training step `step`'s batch."""
     for p in trainer.parameters:
         p.grad = None
-    reward = batch_reward(trainer, step, seed, backward=True)
+    reward = batch_reward(trial, trainer, step, seed, backward=True)
     return float(reward), flat_gradient(trainer.parameters)
 
 
@@ -48,11 +48,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def landscape(args: argparse.Namespace) -> None:
-    with profile_trainer(args) as trainer:
+    with profile_trial(args) as (trial, trainer):
         params = trainer.parameters
         start = [p.detach().clone() for p in params]
-        reward_a, g_a = gradient(trainer, args.step, args.seed)
-        reward_b, g_b = gradient(trainer, args.step + 1, args.seed)
+        reward_a, g_a = gradient(trial, trainer, args.step, args.seed)
+        reward_b, g_b = gradient(trial, trainer, args.step + 1, args.seed)
         cosine = float(g_a @ g_b / (g_a.norm() * g_b.norm()).clamp_min(1e-30))
         print(f"trained weights {g_a.numel()}, reward A {reward_a:.4f}, B {reward_b:.4f}, |g_A| {float(g_a.norm()):.4g}, "
               f"cos(g_A, g_B) {cosine:+.4f}", flush=True)
@@ -61,8 +61,8 @@ def landscape(args: argparse.Namespace) -> None:
             slope = float(g_a @ d)
             for alpha in args.alphas:
                 set_weights(params, start, alpha * d)
-                new_a = float(batch_reward(trainer, args.step, args.seed, backward=False))
-                new_b = float(batch_reward(trainer, args.step + 1, args.seed, backward=False))
+                new_a = float(batch_reward(trial, trainer, args.step, args.seed, backward=False))
+                new_b = float(batch_reward(trial, trainer, args.step + 1, args.seed, backward=False))
                 print(f"{name:<10} {alpha:<8.1e} {new_a - reward_a:+10.4f} {alpha * slope:+15.4f} {new_b - reward_b:+10.4f}", flush=True)
         set_weights(params, start, torch.zeros_like(g_a))
 

@@ -269,11 +269,50 @@ def test_the_training_checker_sees_a_crossing(tmp_path, monkeypatch):
                                                      ("step", "parallel", "training/step/collect.py:3")]
 
 
+STEP = "tvrl_bench.training.step"
+SCRIPT_FOLDERS = ("diagnostics", "benchmarks")  # beside the package: scripts that measure its trials
+
+
+def checked_files(root: Path) -> list[Path]:
+    """Every Python file of the package under `root` and of its script folders."""
+    return sorted([*(root / "tvrl_bench").rglob("*.py"), *(p for f in SCRIPT_FOLDERS for p in (root / f).rglob("*.py"))])
+
+
+def step_imports(root: Path) -> list[str]:
+    """'file:line' for every import of the training step (`training/step/`) by a file outside tvrl_bench/training:
+    the package, diagnostics/ and benchmarks/ (lazy imports included)."""
+    training = root / "tvrl_bench" / "training"
+    return [f"{path.relative_to(root).as_posix()}:{line}" for path in checked_files(root)
+            if training not in path.parents
+            for names, line in imported_names(path) if any(n == STEP or n.startswith(STEP + ".") for n in names)]
+
+
+def test_the_step_is_private_to_training():
+    """Every tool samples, scores and evaluates through the built trial (training/trial/built.py), so a tool's
+    "sampled as training samples" holds by construction, not by a copy of the step."""
+    found = step_imports(PACKAGE.parent)
+    assert not found, "import the built trial (tvrl_bench.training.trial.built) instead:\n" + "\n".join(found)
+
+
+def test_the_step_checker_sees_an_import_from_outside(tmp_path):
+    """A script's lazy `from tvrl_bench.training import step` and a recipe's import are reported; training's own
+    imports are not."""
+    (tmp_path / "tvrl_bench" / "training" / "step").mkdir(parents=True)
+    (tmp_path / "tvrl_bench" / "recipes").mkdir()
+    (tmp_path / "diagnostics").mkdir()
+    (tmp_path / "tvrl_bench" / "training" / "loop.py").write_text("from tvrl_bench.training.step.collect import c\n")
+    (tmp_path / "tvrl_bench" / "recipes" / "data.py").write_text("import tvrl_bench.training.step.rollout\n")
+    (tmp_path / "diagnostics" / "probe.py").write_text("def f():\n    from tvrl_bench.training import step\n")
+    assert step_imports(tmp_path) == ["diagnostics/probe.py:2", "tvrl_bench/recipes/data.py:1"]
+
+
 MAX_MODULE_LINES = 250
 
 
-def test_no_package_module_is_over_250_lines():
-    """Modules are cut by responsibility; one that grows past this has taken on a second job."""
-    long = [f"{path.relative_to(PACKAGE)}: {n} lines" for path in sorted(PACKAGE.rglob("*.py"))
+def test_no_module_or_script_is_over_250_lines():
+    """Modules (and the scripts of diagnostics/ and benchmarks/) are cut by responsibility; one that grows past
+    this has taken on a second job."""
+    root = PACKAGE.parent
+    long = [f"{path.relative_to(root)}: {n} lines" for path in checked_files(root)
             if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES]
     assert not long, "\n".join(long)

@@ -44,7 +44,7 @@ SMOKE_ARGS: dict[str, list[str]] = {
     "benchmarks/sweep.py": ["--trials", "2", "--steps", "1", *PROFILE],
     "benchmarks/toy_world.py": ["--n", "4"],
     "diagnostics/ascent.py": ["--batches", "4", "--held_out", "1", "--alphas", "1e-3", *PROFILE],
-    "diagnostics/base_competence.py": ["--policy", "{policy}", "--prompts", "4", "--sample_steps", "2"],
+    "diagnostics/base_competence.py": ["--prompts", "4", *PROFILE],
     "diagnostics/calibration.py": ["--prompts", "2", "--group", "2", *PROFILE],
     "diagnostics/chain_linearity.py": ["--alphas", "1e-5", "--rollouts", "2", *PROFILE],
     "diagnostics/credit_concentration.py": ["components/credit/located.gin", "--steps", "1", *PROFILE],
@@ -85,9 +85,9 @@ BAD_ARGS: dict[str, tuple[list[str], str]] = {
     "diagnostics/screen_noise.py": (["--factor", "1"], "--factor 1: give 2 or more"),
     "diagnostics/staged_simulation.py": (["--studies", "10"], "--studies 10: give 50 or more"),
 }
-CONFIG_SCRIPTS = ["benchmarks/step.py", "benchmarks/sweep.py", "diagnostics/ascent.py", "diagnostics/calibration.py",
-                  "diagnostics/chain_linearity.py", "diagnostics/credit_concentration.py", "diagnostics/distill_ceiling.py",
-                  "diagnostics/grad_signal.py", "diagnostics/pathwise.py", "diagnostics/step_landscape.py",
+CONFIG_SCRIPTS = ["benchmarks/step.py", "benchmarks/sweep.py", "diagnostics/ascent.py", "diagnostics/base_competence.py",
+                  "diagnostics/calibration.py", "diagnostics/chain_linearity.py", "diagnostics/credit_concentration.py",
+                  "diagnostics/distill_ceiling.py", "diagnostics/grad_signal.py", "diagnostics/pathwise.py", "diagnostics/step_landscape.py",
                   "diagnostics/screen_gradients.py", "diagnostics/screen_locality.py", "diagnostics/screen_noise.py"]
 
 

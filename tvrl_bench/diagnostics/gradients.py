@@ -10,9 +10,7 @@ from __future__ import annotations
 import torch
 
 from tvrl_bench.training.loop import Trainer
-from tvrl_bench.training.seeding import generator
-from tvrl_bench.training.step.rollout import chunks, ode_sample
-from tvrl_bench.training.scoring import Scores
+from tvrl_bench.training.trial.built import BuiltTrial
 
 
 def batch_gradients(trainer: Trainer, batches: int) -> list[list[torch.Tensor]]:
@@ -54,22 +52,21 @@ def flatten(gradient: list[torch.Tensor]) -> torch.Tensor:
     return torch.cat([g.reshape(-1) for g in gradient])
 
 
-def batch_reward(trainer: Trainer, step: int, seed: int, backward: bool = True) -> torch.Tensor:
+def batch_reward(trial: BuiltTrial, trainer: Trainer, step: int, seed: int, backward: bool = True) -> torch.Tensor:
     """The critic's mean reward over the step's rollouts (the profile's prompts x group size), sampled by ODE from
     the step's own initial noise; a 0-d tensor. backward: accumulate its gradient into the policy's parameters
-    through every sampling step (one backward per micro-batch keeps one chain's graph alive); False scores only."""
-    s, policy = trainer.s, trainer.policy
+    through every sampling step (one backward per micro-batch keeps one chain's graph alive); False scores only.
+    `trainer` is the built `trial`'s (profile.py `profile_trial`)."""
+    policy = trial.policy
     items, _ = trainer.step_items(step)
-    items = [it for it in items for _ in range(s.group_size)]
+    items = [it for it in items for _ in range(trial.settings.group_size)]
     prompts, checks = [it.prompt for it in items], [list(it.checks) for it in items]
-    g = generator(seed, "pathwise", step)
-    x = torch.randn(len(items), *policy.latent_shape(), generator=g)
+    x = torch.randn(len(items), *policy.latent_shape(), generator=trial.noise("pathwise", step, seed=seed))
     total = x.new_zeros(())
     with torch.enable_grad() if backward else torch.no_grad():
-        for c in chunks(len(items), trainer.micro_batch):
-            x0 = ode_sample(policy, s.sampler, s.schedule, x[c], policy.encode(prompts[c]), trainer.micro_batch)
-            scores = s.reward.score(policy.decode(x0), prompts[c], checks[c])
-            rewards = Scores(scores, s.reward.score_mask(checks[c]), None).rewards()
+        for c in trial.micro_batches(len(items)):
+            x0 = trial.ode_sample(x[c], policy.encode(prompts[c]))
+            rewards = trial.rewards_with_graph(policy.decode(x0), prompts[c], checks[c])
             if backward:
                 (-(rewards.sum() / len(items))).backward()
             total = total + rewards.detach().sum() / len(items)

@@ -6,8 +6,10 @@
     router = router_of(args, "components/credit/located.gin")
     with profile_trainer(args, credit=router) as trainer:
         batch = trainer.collect(0)
+    with profile_trial(args) as (trial, trainer):           # its parts too: trial.ode_sample, trial.score, ...
+        ...
 
-The trainer is built by the front door into training (training/trial/built.py `build_trainer`), one thread on
+The trial and its trainer are built by the front door into training (training/trial/built.py), one thread on
 the CPU, checkpointing to a scratch folder removed afterwards. A config mistake is a ConfigError and a bad
 --checkpoint a CheckpointError, which a script's `run_script` prints as one line.
 """
@@ -28,7 +30,7 @@ from tvrl_bench.credit.base import CreditRouter
 from tvrl_bench.training.checkpoint import CheckpointDir, CheckpointError
 from tvrl_bench.training.loop import Trainer
 from tvrl_bench.world.declaration import DEFAULT_PROFILE
-from tvrl_bench.training.trial.built import build_trainer
+from tvrl_bench.training.trial.built import BuiltTrial, build_trial_and_trainer
 
 
 def add_profile_arguments(parser: argparse.ArgumentParser, seed: bool = False) -> None:
@@ -46,19 +48,27 @@ def add_profile_arguments(parser: argparse.ArgumentParser, seed: bool = False) -
 
 
 @contextlib.contextmanager
-def profile_trainer(args: argparse.Namespace, credit: CreditRouter | None = None) -> Iterator[Trainer]:
-    """A one-thread CPU trainer for the profile, files and bindings in `args` (its --seed bound, its --checkpoint
-    loaded), routing credit with `credit` (default: the config's router)."""
+def profile_trial(args: argparse.Namespace, credit: CreditRouter | None = None) -> Iterator[tuple[BuiltTrial, Trainer]]:
+    """The built trial of the profile, files and bindings in `args` (its --seed bound) and its one-thread CPU trainer
+    (its --checkpoint loaded), routing credit with `credit` (default: the config's router)."""
     torch.set_num_threads(1)
     seed = [f"training.trial.seed = {args.seed}"] if getattr(args, "seed", None) is not None else []
     with tempfile.TemporaryDirectory() as folder:
-        trainer = build_trainer([args.profile, *args.files], [*args.gin_bindings, *seed], folder, credit=credit)
+        trial, trainer = build_trial_and_trainer([args.profile, *args.files], [*args.gin_bindings, *seed], folder,
+                                                 credit=credit)
         if getattr(args, "checkpoint", None):
             saved = CheckpointDir(args.checkpoint).load()
             if saved is None:
                 raise CheckpointError(f"--checkpoint {args.checkpoint}: no state.pt there; pass a trial's run folder "
                                       "(OUT/runs/STUDY/KEY)")
             print(f"measuring at the weights of {args.checkpoint}, step {trainer.load_state(saved)}")
+        yield trial, trainer
+
+
+@contextlib.contextmanager
+def profile_trainer(args: argparse.Namespace, credit: CreditRouter | None = None) -> Iterator[Trainer]:
+    """`profile_trial`'s trainer alone."""
+    with profile_trial(args, credit) as (_, trainer):
         yield trainer
 
 

@@ -131,10 +131,11 @@ class Trainer:
         ids = list(range(start, start + self.local_prompts))
         return [self.train_items[int(picks[i])] for i in ids], torch.tensor(ids)
 
-    def collect(self, step: int) -> StepBatch:
-        """Roll out, decode and score the step's prompts; advantages and credit maps (no gradient to the policy)."""
+    def collect(self, step: int, keep_graph: bool | None = None) -> StepBatch:
+        """Roll out, decode and score the step's prompts; advantages and credit maps (no gradient to the policy).
+        keep_graph: whether the rollout keeps its trained steps' graphs (default: as the trial keeps them)."""
         items, group_ids = self.step_items(step)
-        keep = keeps_rollout_graph(self.s, self.sharded)
+        keep = keeps_rollout_graph(self.s, self.sharded) if keep_graph is None else keep_graph
         return collect_batch(self.s, self.policy, self.processes, items, group_ids, self.micro_batch, step, keep)
 
     def policy_gradient(self, batch: StepBatch, minibatch: int) -> dict[str, float]:

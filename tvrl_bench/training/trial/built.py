@@ -29,6 +29,7 @@ import torch
 
 from tvrl_bench import config as gin_config
 from tvrl_bench.credit.base import CreditRouter
+from tvrl_bench.policies.base import Policy
 from tvrl_bench.prompts import PromptItem
 from tvrl_bench.training.checkpoint import CheckpointDir
 from tvrl_bench.training.evaluation import TrialEvaluation
@@ -45,7 +46,7 @@ from tvrl_bench.training.scoring import Scores, score_videos
 from tvrl_bench.training.trial.build import build_settings, build_sharding, locate_values
 from tvrl_bench.training.trial.checks import check_prompts, check_values
 
-__all__ = ["BuiltTrial", "Sampled", "Scores", "build_trainer", "build_trial"]
+__all__ = ["BuiltTrial", "Sampled", "Scores", "build_trainer", "build_trial", "build_trial_and_trainer"]
 
 
 def build_trial(files: list[str | Path], bindings: list[str] | None = None, *,
@@ -72,9 +73,20 @@ def build_trainer(files: list[str | Path], bindings: list[str] | None, folder: s
     """The trainer of the trial of `files` and `bindings` (`build_trial(...).trainer(...)`), checkpointing to
     `folder`, with no MLflow run: what the scripts of diagnostics/ and benchmarks/ train and measure. The trainer is
     built while the config is loaded, as a trial's own is."""
+    return build_trial_and_trainer(files, bindings, folder, credit=credit, cpu=cpu, sharding=sharding,
+                                   progress=progress)[1]
+
+
+def build_trial_and_trainer(files: list[str | Path], bindings: list[str] | None, folder: str | Path, *,
+                            credit: CreditRouter | None = None, cpu: bool = True,
+                            sharding: ShardingSettings | None = None,
+                            progress: bool = False) -> tuple[BuiltTrial, Trainer]:
+    """The built trial of `files` and `bindings` and its trainer (`build_trainer`'s), for a tool that samples or
+    scores beside training."""
     loaded = gin_config.load_config([str(f) for f in files], list(bindings or []))
     try:
-        return BuiltTrial.of(loaded, sharding).trainer(folder, cpu=cpu, credit=credit, progress=progress)
+        trial = BuiltTrial.of(loaded, sharding)
+        return trial, trial.trainer(folder, cpu=cpu, credit=credit, progress=progress)
     finally:
         gin.clear_config()
 
@@ -124,17 +136,19 @@ class BuiltTrial:
         return generator(self.settings.seed if seed is None else seed, *names)
 
     # -- what the tools do with them --------------------------------------------------------------------------
-    def sample(self, prompts: list[str], noise: torch.Generator, group: int = 1, updates: int = 0) -> Sampled:
+    def sample(self, prompts: list[str], noise: torch.Generator, group: int = 1, updates: int = 0,
+               policy: Policy | None = None) -> Sampled:
         """Rollouts of `prompts` (B; consecutive groups of `group` share a prompt) sampled exactly as the training
         step samples them (its sampler, schedule, SDE window after `updates` optimizer updates, micro-batches):
-        (cond, rollout, videos[B, F, 3, H, W])."""
+        (cond, rollout, videos[B, F, 3, H, W]). policy: another policy sampled the same way (a copy being tuned)."""
         with torch.no_grad():
-            return roll_out(self.policy, self.sampler, self.schedule, prompts, noise, self.micro_batch, group,
-                            updates=updates)
+            return roll_out(policy or self.policy, self.sampler, self.schedule, prompts, noise, self.micro_batch,
+                            group, updates=updates)
 
-    def generate(self, prompts: list[str], noise: torch.Generator) -> torch.Tensor:
-        """Deterministic (ODE) samples as the trial's evaluation draws them: videos[B, F, 3, H, W] in [0, 1]."""
-        return generate(self.policy, self.sampler, self.schedule, prompts, noise, self.micro_batch)
+    def generate(self, prompts: list[str], noise: torch.Generator, policy: Policy | None = None) -> torch.Tensor:
+        """Deterministic (ODE) samples as the trial's evaluation draws them: videos[B, F, 3, H, W] in [0, 1] (of
+        `policy` when given)."""
+        return generate(policy or self.policy, self.sampler, self.schedule, prompts, noise, self.micro_batch)
 
     def ode_sample(self, x: torch.Tensor, cond: Any) -> torch.Tensor:
         """The sampler's ODE limit from noise x[B, C, T, H, W] to clean latents x0[B, C, T, H, W], differentiable
@@ -160,10 +174,11 @@ class BuiltTrial:
         """The trial's evaluator on videos[B, F, 3, H, W]: (metrics, one record per video)."""
         return self.evaluator.evaluate_detailed(videos, prompts, [tuple(c) for c in checks])
 
-    def evaluation(self, items: list[PromptItem]) -> TrialEvaluation:
-        """The trial's evaluation of `items` (fixed noise from the trial's seed), on the policy's device."""
-        device = next(self.policy.parameters()).device
-        return TrialEvaluation(self.settings, self.policy, items, self.micro_batch, device)
+    def evaluation(self, items: list[PromptItem], policy: Policy | None = None) -> TrialEvaluation:
+        """The trial's evaluation of `items` (fixed noise from the trial's seed), on the policy's device (of
+        `policy` when given)."""
+        policy = policy or self.policy
+        return TrialEvaluation(self.settings, policy, items, self.micro_batch, next(policy.parameters()).device)
 
     def load_weights(self, checkpoint: str | Path | CheckpointDir | dict[str, Any]) -> int | None:
         """Load a trial checkpoint's trained parameters into the policy (a checkpoint folder, or a state it
