@@ -11,7 +11,7 @@ import torch
 from tests.training.test_loop import parameters_equal, trainer
 from tvrl_bench.training.loop import Hooks, StopRequested
 from tvrl_bench.training.schedule import Schedule
-from tvrl_bench.training.step import collect
+from tvrl_bench.training.step import rollout as rollout_module
 from tvrl_bench.training.checkpoint import CheckpointDir
 
 
@@ -149,14 +149,14 @@ MOVING = ("training.schedule.num_steps = 5", "training.schedule.sde_window = (0,
 def test_a_toy_trial_trains_the_window_where_the_updates_put_it_and_resumes_with_it(tiny_policy_path, tmp_path,
                                                                                     monkeypatch):
     seen: list = []
-    sample = collect.sample_rollouts
+    sample = rollout_module.sample_rollouts
 
     def recording_sample(*args, **kwargs):
         rollout = sample(*args, **kwargs)
         seen.append((rollout.trained.tolist(), sorted(rollout.graphs), rollout.log_probs.abs().sum(dim=(0, 2)) > 0))
         return rollout
 
-    monkeypatch.setattr(collect, "sample_rollouts", recording_sample)
+    monkeypatch.setattr(rollout_module, "sample_rollouts", recording_sample)  # roll_out samples through it
     starts: list = []
     straight = trainer(tiny_policy_path, tmp_path / "straight", *MOVING,
                        hooks=Hooks(on_step=lambda step, out: starts.append(out.metrics["train/sde_window_start"])))

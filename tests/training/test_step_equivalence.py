@@ -11,7 +11,7 @@ import torch
 from tests.training.conftest import FAST
 from tvrl_bench.config import load_config
 from tvrl_bench.training import loop
-from tvrl_bench.training.step import collect
+from tvrl_bench.training.step import collect, rollout
 from tvrl_bench.training.checkpoint import CheckpointDir
 from tvrl_bench.training.processes import Processes
 from tvrl_bench.training.settings import TrialSettings
@@ -32,7 +32,7 @@ def run_step(folder, monkeypatch, bindings: list[str]) -> dict:
     gin.clear_config()
     trainer = loop.Trainer(settings, Processes(cpu=True), CheckpointDir(folder), None, progress=False)
     seen: dict = {}
-    sample, score = collect.sample_rollouts, collect.score_videos
+    sample, score = rollout.sample_rollouts, collect.score_videos
 
     def recording_sample(*args, **kwargs):
         seen["rollout"] = sample(*args, **kwargs)
@@ -43,7 +43,7 @@ def run_step(folder, monkeypatch, bindings: list[str]) -> dict:
         seen["scored"] = score(*args, **kwargs)
         return seen["scored"]
 
-    monkeypatch.setattr(collect, "sample_rollouts", recording_sample)
+    monkeypatch.setattr(rollout, "sample_rollouts", recording_sample)  # roll_out samples through it
     monkeypatch.setattr(collect, "score_videos", recording_score)
     optimizer_step = trainer.optimizer.step
 
