@@ -6,11 +6,9 @@ import torch
 
 from tvrl_bench.policies.toy import ToyPolicy
 from tvrl_bench.samplers.base import gaussian_log_prob
-from tvrl_bench.samplers.ode import OdeSampler
 from tvrl_bench.samplers.sage import SageSampler
 from tvrl_bench.training.schedule import Schedule
-from tvrl_bench.training.ode import generate
-from tvrl_bench.training.step.rollout import sample_rollouts
+from tvrl_bench.training.step.rollout import roll_out, sample_rollouts
 
 PROMPTS = ["a red circle moving right on a black background", "a blue square standing still on a white background"]
 
@@ -45,8 +43,19 @@ def test_sampling_is_deterministic_given_the_generator(tiny_policy_path):
     a = sample_rollouts(policy, SageSampler(), schedule, cond, 2, torch.Generator().manual_seed(5), micro_batch=1)
     b = sample_rollouts(policy, SageSampler(), schedule, cond, 2, torch.Generator().manual_seed(5), micro_batch=1)
     assert torch.equal(a.latents, b.latents) and torch.equal(a.log_probs, b.log_probs)
-    videos = generate(policy, OdeSampler(), schedule, PROMPTS, torch.Generator().manual_seed(1), micro_batch=2)
-    assert videos.shape == (2, 8, 3, 16, 16) and videos.min() >= 0 and videos.max() <= 1
+
+
+def test_roll_out_encodes_samples_and_decodes_as_sample_rollouts_does(tiny_policy_path):
+    """The one place rollouts are sampled: the prompts' encoding, sample_rollouts from the same noise, and the
+    decoded final samples, micro-batch by micro-batch."""
+    policy = ToyPolicy(tiny_policy_path)
+    schedule = Schedule(num_steps=3)
+    sampled = roll_out(policy, SageSampler(), schedule, PROMPTS * 2, torch.Generator().manual_seed(5), 2, group_size=2)
+    direct = sample_rollouts(policy, SageSampler(), schedule, policy.encode(PROMPTS * 2), 4,
+                             torch.Generator().manual_seed(5), 2, group_size=2)
+    assert torch.equal(sampled.rollout.latents, direct.latents)
+    with torch.no_grad():
+        assert torch.equal(sampled.videos, policy.decode(direct.final))
 
 
 def test_block_noise_rollouts_keep_the_log_probs_of_their_block_means(tiny_policy_path):
