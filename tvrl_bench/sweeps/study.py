@@ -10,8 +10,9 @@ An axis is a component family (its `axis` in the registry: policy, sampler, rewa
 dataset) whose values name presets in components/<family>/ (or give a preset's path); `exclude` lists combinations to leave out, each a
 dict of axis values (`[{'objective': 'null', 'credit': 'uniform'}]`). `base = True` adds an untrained `base` trial per
 seed; `base = ['reward']` one per seed for each reward (each critic then scores the base model itself). `bindings`
-apply to every trial. `profiles` maps `--profile` names to profile files and
-`profile_axes` replaces axes under a profile (the paper's critics are not the toy critics). `decide` makes the study
+apply to every trial. `profile` defaults to the default regime's (world/declaration.py DEFAULT_PROFILE). `profiles`
+maps `--profile` names to profile files and `profile_axes` replaces axes under a profile (the paper's critics are not
+the toy critics). `decide` makes the study
 run in stages until its comparisons are decided (tvrl_bench/decisions/design.py; checked in validate_decide.py).
 """
 
@@ -32,7 +33,7 @@ class Study:
         name: str,
         axes: dict[str, list[str]],
         seeds: list[int] = (0, 1, 2),
-        profile: str = DEFAULT_PROFILE,
+        profile: str | None = None,
         base: bool | list[str] = False,
         tables: list[str] = (),
         bindings: list[str] = (),
@@ -46,7 +47,7 @@ class Study:
         self.axes = {axis: list(values) if isinstance(values, (list, tuple)) else values
                      for axis, values in axes.items()} if isinstance(axes, dict) else axes
         self.seeds = list(seeds) if isinstance(seeds, (list, tuple)) else seeds
-        self.profile = profile
+        self.profile = DEFAULT_PROFILE if profile is None else profile  # None: the default regime's
         self.base = base
         self.tables = list(tables) if isinstance(tables, (list, tuple)) else tables
         self.bindings = list(bindings) if isinstance(bindings, (list, tuple)) else bindings
