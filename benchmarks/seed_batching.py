@@ -31,13 +31,12 @@ import time
 from pathlib import Path
 from typing import Callable
 
-import gin
 import torch
 from torch.func import functional_call, vmap
 
 from tvrl_bench.cli.script import UserError, at_least, run_script, script_parser
-from tvrl_bench.config import load_config
-from tvrl_bench.training.trial.build import build_settings
+from tvrl_bench.training.trial.built import build_trial
+from tvrl_bench.world.declaration import DEFAULT_PROFILE
 
 EVAL_MICRO_BATCHES = (8, 32, 64)
 
@@ -54,13 +53,10 @@ class Velocity(torch.nn.Module):
 
 
 def profile_parts(profile: str, bindings: list[str]):
-    """(policy, prompts of one step: list[str] of prompts_per_step x group_size) from the profile."""
-    try:
-        settings = build_settings(load_config([profile], bindings))
-    finally:
-        gin.clear_config()
-    items = list(settings.dataset.train)[: settings.prompts_per_step]
-    return settings.policy, [it.prompt for it in items for _ in range(settings.group_size)]
+    """(policy, prompts of one step: list[str] of prompts_per_step x group_size) of the profile's built trial."""
+    trial = build_trial([profile], bindings)
+    items = list(trial.dataset.train)[: trial.settings.prompts_per_step]
+    return trial.policy, [it.prompt for it in items for _ in range(trial.settings.group_size)]
 
 
 def _timed(fn: Callable[[], None]) -> float:
@@ -115,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=3, action=at_least(2), help="seeds batched together (default 3)")
     parser.add_argument("--repeats", type=int, default=3, action=at_least(1),
                         help="timed rounds; each call's best round counts (default 3)")
-    parser.add_argument("--profile", default="components/profiles/toy.gin",
+    parser.add_argument("--profile", default=DEFAULT_PROFILE,
                         help="the trial profile whose policy and step size are measured (default: the default's)")
     parser.add_argument("--policy-path", help="toy policy folder (default: the profile's)")
     parser.add_argument("--gin_bindings", nargs="*", default=[],

@@ -67,6 +67,7 @@ BAD_ARGS: dict[str, tuple[list[str], str]] = {
     "benchmarks/critics.py": (["--steps", "0"], "--steps 0: give 1 or more"),
     "benchmarks/gpu_smoke.py": (["--steps", "0"], "--steps 0: give 1 or more"),
     "benchmarks/report.py": (["--runs", "5"], "--runs 5: give 41 or more"),
+    "benchmarks/seed_batching.py": (["--seeds", "1"], "--seeds 1: give 2 or more"),
     "benchmarks/study_page.py": (["--wide-prompts", "-1"], "--wide-prompts -1: give 0 or more"),
     "benchmarks/step.py": (["--steps", "0"], "--steps 0: give 1 or more"),
     "benchmarks/sweep.py": (["--trials", "3"], "--trials 3: give an even number"),
