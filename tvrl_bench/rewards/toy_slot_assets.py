@@ -90,10 +90,10 @@ def slot_prompt(name: str, prompt: str) -> tuple[tuple[str, ...], tuple[str, ...
         colours, slots = parse_slot_prompt(prompt)
     except ValueError:
         colours, slots = (), ()
-    if slots != SLOT_NAMES or any(c not in SLOT_COLOURS for c in colours):
+    if slots != DEFAULT_SLOTS or any(c not in SLOT_COLOURS for c in colours):
         raise ConfigError(
             f"rewards.{name} scores the slot world's prompts only ('red at the top left, ... and yellow at the "
-            f"bottom right': slots {', '.join(SLOT_NAMES)} in that order; colours {', '.join(SLOT_COLOURS)}) and "
+            f"bottom right': slots {', '.join(DEFAULT_SLOTS)} in that order; colours {', '.join(SLOT_COLOURS)}) and "
             f"cannot score {prompt!r}: train with a slot-world profile (components/profiles/toy.gin, "
             f"datasets.toy_slots) or use a critic of that world (rewards.toy_oracle)"
         )
