@@ -87,6 +87,7 @@ def test_bad_input_is_one_line_exit_2(tmp_path, capsys, flags, words):
 
 def test_an_unknown_study_is_one_line_exit_2_before_measuring(tmp_path, capsys):
     uri, _, _ = _study(tmp_path, "rewards")
+    capsys.readouterr()  # MLflow's own lines from creating the store (they reach capsys where MLflow loads first)
     code = main(["critic-card", "components/rewards/toy_oracle.gin", "--study", "reward", "--tracking-uri", uri,
                  "--csv", str(tmp_path / "c.csv"), "--no-progress"])
     assert code == 2 and not (tmp_path / "c.csv").exists()
