@@ -33,7 +33,7 @@ def study_file(folder: Path, trials: int, steps: int, profile: str, bindings: li
         f"    'training.trial.steps = {steps}',",
         "    'training.trial.eval_prompts = 8',",
         "    'training.trial.sample_videos = 1',",
-        "    'training.trial.wide_eval_prompts = 0',",  # the profile's ~600-prompt wide evaluation would dwarf the trials
+        "    'training.trial.wide_eval_prompts = 0',",  # the profile's 626-prompt wide evaluation would dwarf the trials
         *[f"    {b!r}," for b in bindings],
         "]",
     ])

@@ -1,6 +1,6 @@
 """What a trial's final evaluations show while they run: a progress bar, or under `--no-progress` log lines.
 
-A default toy trial ends with a wide evaluation of about 600 held-out prompts, a minute or more on a CPU, longer
+A default toy trial ends with a wide evaluation of 626 held-out prompts, a minute or more on a CPU, longer
 than a short trial's training: without a bar (`--no-progress`, a sweep's trials) it logs what it is doing when it
 starts, a line at each quarter with the time so far, and one when it is done, so a silent minute never looks like
 a hung process.
@@ -18,7 +18,7 @@ log = logging.getLogger("tvrl_bench.trial")
 
 class EvalProgress:
     """Called with the prompts done so far (`progress(done)`); `close()` at the end. `what` names the
-    evaluation ("wide evaluation of 594 held-out prompts"), `total` is its prompt count."""
+    evaluation ("wide evaluation of 626 held-out prompts"), `total` is its prompt count."""
 
     def __init__(self, what: str, total: int, bar: bool):
         self.what, self.total = what, total

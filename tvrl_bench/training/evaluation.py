@@ -107,7 +107,7 @@ class TrialEvaluation:
         return Evaluation(metrics, records, stacked, self.items[: len(samples)])
 
     def full_shown(self, what: str, bar: bool) -> Evaluation:
-        """`full()` showing its progress (`what`: "wide evaluation of 594 held-out prompts"): a bar, or log lines
+        """`full()` showing its progress (`what`: "wide evaluation of 626 held-out prompts"): a bar, or log lines
         without one (training/eval_progress.py)."""
         progress = EvalProgress(what, len(self.items), bar)
         try:
