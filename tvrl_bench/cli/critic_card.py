@@ -19,7 +19,6 @@ from pathlib import Path
 from tvrl_bench.cli.common import add_tracking_uri
 from tvrl_bench.cli.critic_card_checks import check_args, check_prompts, check_study_world, check_trained_fits
 from tvrl_bench.cli.errors import UserError
-from tvrl_bench.world.declaration import DEFAULT_PROFILE
 
 DEFAULT_CRITICS = ("components/rewards/toy_oracle.gin", "components/rewards/toy_verdicts.gin",
                    "components/rewards/toy_qwen_slots.gin", "components/rewards/toy_qwen_slots_weak.gin",
@@ -38,8 +37,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="critic presets (components/rewards/*.gin: each binds REWARD), each named once and "
                         "included after --profile; found as config files are (the current folder, $TVRL_BENCH_PATH, "
                         "the checkout)")
-    parser.add_argument("--profile", default=DEFAULT_PROFILE,
-                        help="the trial profile whose policy, sampler, dataset and evaluator the card uses")
+    parser.add_argument("--profile", default=None,
+                        help="the trial profile whose policy, sampler, dataset and evaluator the card uses (default: "
+                        "the default regime's profile, tvrl_bench.world.declaration.DEFAULT_PROFILE)")
     parser.add_argument("--trained", type=Path, default=None,
                         help="a trial's checkpoint folder (holding state.pt, e.g. OUT/runs/<trial>) of --profile's "
                         "policy: its trained policy's rollouts are measured too")
@@ -99,6 +99,9 @@ def rollout_sets(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
+    from tvrl_bench.world.declaration import DEFAULT_PROFILE  # here, not at the top: --help loads no torch
+
+    args.profile = args.profile or DEFAULT_PROFILE
     check_args(args)
     from tvrl_bench.cli.common import set_torch_threads
     from tvrl_bench.cli.critic_card_inversions import inversions

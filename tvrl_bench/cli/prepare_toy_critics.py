@@ -16,16 +16,20 @@ from pathlib import Path
 from typing import Any, Callable
 
 from tvrl_bench.cli.errors import UserError
-from tvrl_bench.world.declaration import DEFAULT_WORLD, SLOT_WORLD, SPRITE_WORLD, WORLD_ADJECTIVES
 
 # The critics prepare-toy builds; the folder of tvrl_bench/assets/ (and of --out) is the critic's name, and its world
 # is its registered class's (`critic_world`).
 CRITICS = ("toy_learned", "toy_qwen_slots", "toy_qwen_slots_weak", "toy_qwen_slots_shortcut", "toy_qwen_slots_vivid",
            "toy_scorer_slots")
 VIVID = "toy_qwen_slots_vivid"  # the critic whose labeler's bias --vivid-bias sets
-# The policy recipe a world rebuilds unless --recipe says: the default profile's base for the slot world, the
-# first base for the sprite world.
-WORLD_RECIPES = {SLOT_WORLD: "slots", SPRITE_WORLD: "v1"}
+
+
+def world_recipe(world: str) -> str:
+    """The policy recipe a world rebuilds unless --recipe says: the default profile's base for the slot world, the
+    first base for the sprite world. (The world package is imported here, not at the top: `--help` loads no torch.)"""
+    from tvrl_bench.world.declaration import SLOT_WORLD, SPRITE_WORLD
+
+    return {SLOT_WORLD: "slots", SPRITE_WORLD: "v1"}[world]
 
 
 def critic_world(name: str) -> str:
@@ -47,6 +51,8 @@ def recipe_world(recipe: str) -> str:
 
 def chosen_critics(args: argparse.Namespace) -> list[str]:
     """The critics to build for these flags (see the module docstring); UserError on a world mismatch."""
+    from tvrl_bench.world.declaration import DEFAULT_WORLD, WORLD_ADJECTIVES
+
     if args.critic is not None and args.what == "policy":
         raise UserError(f"--critic {args.critic} picks a critic to build; --what policy builds none (use --what "
                         "critic or --what all)")
@@ -66,10 +72,12 @@ def chosen_critics(args: argparse.Namespace) -> list[str]:
 
 
 def policy_recipe(args: argparse.Namespace) -> str:
-    """The policy recipe: --recipe, else the recipe of --critic's world, else the default regime's (`WORLD_RECIPES`)."""
+    """The policy recipe: --recipe, else the recipe of --critic's world, else the default regime's (`world_recipe`)."""
+    from tvrl_bench.world.declaration import DEFAULT_WORLD
+
     if args.recipe is not None:
         return args.recipe
-    return WORLD_RECIPES[critic_world(args.critic) if args.critic is not None else DEFAULT_WORLD]
+    return world_recipe(critic_world(args.critic) if args.critic is not None else DEFAULT_WORLD)
 
 
 def critic_builder(name: str) -> Callable[..., dict[str, Any]]:
