@@ -20,14 +20,14 @@ def digest(folder: Path) -> dict[str, str]:
 
 def test_the_quick_smoke_test_writes_beside_the_user_not_over_the_shipped_critic(tmp_path):
     shipped = digest(ASSETS / "toy_learned")
-    result = run(tmp_path, "tvrl-bench", "prepare-toy", "--what", "critic", "--steps", "2", "--no-progress")
+    result = run(tmp_path, "tvrl-bench", "prepare-toy", "--what", "critic", "--critic", "toy_learned", "--steps", "2", "--no-progress")
     assert result.returncode == 0, result.stderr[-3000:]
     assert digest(ASSETS / "toy_learned") == shipped
     assert (tmp_path / "toy_checkpoints" / "toy_learned" / "model.safetensors").is_file()
     assert "rewards.toy_learned.path = 'toy_checkpoints/toy_learned'" in result.stdout
     first = digest(tmp_path / "toy_checkpoints" / "toy_learned")
 
-    again = run(tmp_path, "tvrl-bench", "prepare-toy", "--what", "critic", "--steps", "2", "--no-progress")
+    again = run(tmp_path, "tvrl-bench", "prepare-toy", "--what", "critic", "--critic", "toy_learned", "--steps", "2", "--no-progress")
     assert again.returncode == 0, again.stderr[-3000:]
     backups = list((tmp_path / "toy_checkpoints").glob("toy_learned.backup-*"))
     assert len(backups) == 1 and digest(backups[0]) == first  # the earlier build is kept, not overwritten
@@ -35,7 +35,7 @@ def test_the_quick_smoke_test_writes_beside_the_user_not_over_the_shipped_critic
     assert {p.parts[0] for p in files_in(tmp_path)} == {"toy_checkpoints"}
 
     before = files_in(tmp_path)
-    refused = run(tmp_path, "tvrl-bench", "prepare-toy", "--what", "critic", "--steps", "2", "--out", str(ASSETS))
+    refused = run(tmp_path, "tvrl-bench", "prepare-toy", "--what", "critic", "--critic", "toy_learned", "--steps", "2", "--out", str(ASSETS))
     assert_error(refused, "tvrl-bench prepare-toy", 2, "shipped checkpoints", "--overwrite-assets")
     both = run(tmp_path, "tvrl-bench", "prepare-toy", "--overwrite-assets", "--out", "x")
     assert_error(both, "tvrl-bench prepare-toy", 2, "not both")
