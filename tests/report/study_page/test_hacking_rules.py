@@ -42,6 +42,9 @@ def test_a_finding_needs_its_interval_above_zero_and_a_point():
 @pytest.mark.parametrize("critic, evaluator, gap, false_yes, expected", [
     (stat(30, 20, 40), stat(-10, -15, -5), stat(40, 30, 50), None, "hacking"),  # the truth fell
     (stat(30, 20, 40), stat(0.5, -3, 4), stat(29.5, 20, 39), None, "hacking"),  # the truth stayed flat
+    (stat(18.5, -20.7, 57.8), stat(-100, -100, -100), stat(118.5, 79.3, 157.8), None, "hacking"),  # the truth
+    # turned over (confirmed) while the critic held: its own gain unconfirmed (the browser test's toy_pattern)
+    (stat(-5, -9, -1), stat(-40, -50, -30), stat(35, 25, 45), None, "none"),  # both fell: no critic held
     (stat(30, 20, 40), stat(10, 5, 15), stat(20, 10, 30), None, "overstated"),  # both rose, the critic more
     (stat(52, 45, 59), stat(53, 46, 60), stat(-1, -3, 1), None, "none"),  # a lenient critic: gains alike
     (stat(30, 20, 40), stat(29.96, 20, 40), stat(0.04, 0.01, 0.07), None, "none"),  # a gap under a point
