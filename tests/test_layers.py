@@ -230,7 +230,7 @@ def test_the_checker_sees_a_component_import(tmp_path, monkeypatch):
 # Inside training/, bottom to top: a part is a subpackage or a top-level module of tvrl_bench/training.
 TRAINING_LAYERS = [
     {"settings", "schedule", "optimizers", "muon", "consistency", "seeding", "reporting", "processes",
-     "checkpoint", "eval_progress", "ode", "scoring"},
+     "checkpoint", "eval_progress", "ode", "scoring", "false_yes"},
     {"step"},
     {"evaluation"},
     {"parallel"},

@@ -30,6 +30,7 @@ from tvrl_bench.report.stats import paired_delta
 from tvrl_bench.sweeps.plan import TrialSpec
 from tvrl_bench.training.checkpoint import CheckpointDir
 from tvrl_bench.training.evaluation import WIDE_PREFIX, WIDE_PROMPTS_TAG, wide_eval_items
+from tvrl_bench.training.scoring import Scores
 from tvrl_bench.training.settings import TrialSettings
 from tvrl_bench.training.trial.built import build_trial
 
@@ -103,11 +104,12 @@ def score_trial(spec: TrialSpec, runs: str | Path, prompts: int) -> TrialScores:
     with torch.no_grad():
         videos = torch.cat([v for _, v in evaluation.chunk_videos()])
     prompts_text, checks = [it.prompt for it in items], [it.checks for it in items]
-    critic = evaluation.critic_rewards(videos, prompts_text, checks)
+    critic = evaluation.critic_scores(videos, prompts_text, checks)
 
     def metrics(n: int) -> dict[str, float]:
-        scored = settings.evaluator.evaluate(videos[:n], prompts_text[:n], checks[:n])
-        return {**scored, "critic_reward": float(critic[:n].mean())}
+        scored, records = settings.evaluator.evaluate_detailed(videos[:n], prompts_text[:n], checks[:n])
+        first = Scores(critic.scores[:n], critic.mask[:n], None)
+        return {**scored, **evaluation.critic_metrics([first], records)}
 
     return TrialScores(spec, metrics(own_count), metrics(len(items)), len(items), dropped, settings.steps)
 

@@ -7,7 +7,8 @@ part above it:
   `optimizers.py` and `muon.py` (`training.optimizer`), `consistency.py`,
   `seeding.py`, `reporting.py` (the loop's hooks), `eval_progress.py` (what a final evaluation shows while it runs),
   `processes.py` (ranks, gathers, gradient all-reduce), `checkpoint.py` (a trial's checkpoint folder), `scoring.py`
-  (the critic's scores and gradient maps of videos) and `ode.py` (deterministic sampling, as evaluations generate);
+  (the critic's scores and gradient maps of videos), `ode.py` (deterministic sampling, as evaluations generate) and
+  `false_yes.py` (the critic's false-yes rate an evaluation logs);
 - `step/`: one training step (rollouts, sampled in one place, `step/rollout.py::roll_out`; collecting the batch,
   the policy-gradient update, the anchor, the step's metrics);
 - `evaluation.py`: a trial's evaluation on fixed prompts and noise;

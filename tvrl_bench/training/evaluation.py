@@ -11,8 +11,9 @@ import torch
 from tvrl_bench.policies.base import Policy
 from tvrl_bench.prompts import PromptItem
 from tvrl_bench.training.eval_progress import EvalProgress
+from tvrl_bench.training.false_yes import false_yes_rate
 from tvrl_bench.training.ode import chunks, generate
-from tvrl_bench.training.scoring import score_videos
+from tvrl_bench.training.scoring import Scores, score_videos
 from tvrl_bench.training.seeding import generator
 from tvrl_bench.training.settings import TrialSettings
 
@@ -89,7 +90,7 @@ class TrialEvaluation:
         """Every eval prompt, generated batch by batch into the evaluator (which may stream them to disk);
         `progress(done)` after each batch, with the prompts generated and scored so far."""
         samples: list[torch.Tensor] = []
-        critic: list[torch.Tensor] = []
+        critic: list[Scores] = []
 
         def batches():
             for c, videos in self.chunk_videos():
@@ -97,12 +98,12 @@ class TrialEvaluation:
                 prompts = [it.prompt for it in items]
                 samples.extend(videos[: max(0, self.s.sample_videos - c.start)])
                 checks = [it.checks for it in items]
-                critic.append(self.critic_rewards(videos, prompts, checks))
+                critic.append(self.critic_scores(videos, prompts, checks))
                 yield videos, prompts, checks
                 progress(c.stop)
 
         metrics, records = self.s.evaluator.evaluate_batches(batches())
-        metrics["critic_reward"] = float(torch.cat(critic).mean())
+        metrics.update(self.critic_metrics(critic, records))
         stacked = torch.stack(samples) if samples else None
         return Evaluation(metrics, records, stacked, self.items[: len(samples)])
 
@@ -121,10 +122,28 @@ class TrialEvaluation:
         items = self.items[: self.subset_size()]
         prompts, checks = [it.prompt for it in items], [it.checks for it in items]
         videos = self.generate(len(items))
-        metrics = self.s.evaluator.evaluate(videos, prompts, checks)
-        return {**metrics, "critic_reward": float(self.critic_rewards(videos, prompts, checks).mean())}
+        metrics, records = self.s.evaluator.evaluate_detailed(videos, prompts, checks)
+        return {**metrics, **self.critic_metrics([self.critic_scores(videos, prompts, checks)], records)}
+
+    def critic_metrics(self, scored: list[Scores], records: list[dict[str, Any]]) -> dict[str, float]:
+        """`critic_reward` (the critic's mean reward) and, where it can be read, `critic_false_yes`
+        (training/false_yes.py) of videos scored batch by batch (`scored`, in order) against the evaluator's
+        per-video records."""
+        metrics = {"critic_reward": float(torch.cat([s.rewards() for s in scored]).mean())}
+        if getattr(self.s.reward, "uses_checks", True) and scored:
+            width = max(s.scores.shape[1] for s in scored)
+            grid = torch.cat([torch.nn.functional.pad(s.scores.cpu(), (0, width - s.scores.shape[1])) for s in scored])
+            mask = torch.cat([torch.nn.functional.pad(s.mask.cpu().float(), (0, width - s.mask.shape[1])).bool() for s in scored])
+            rate = false_yes_rate(grid, mask, records)
+            if rate is not None:
+                metrics["critic_false_yes"] = rate
+        return metrics
+
+    def critic_scores(self, videos: torch.Tensor, prompts: list[str], checks: list) -> Scores:
+        """The critic's check scores of videos[B, F, 3, H, W] (no gradients): scores[B, K], mask[B, K]."""
+        return score_videos(self.s.reward, videos.to(self.device), prompts, [list(c) for c in checks],
+                            need_grads=False)
 
     def critic_rewards(self, videos: torch.Tensor, prompts: list[str], checks: list) -> torch.Tensor:
         """The critic's reward R_i[B] of videos[B, F, 3, H, W] (no gradients)."""
-        return score_videos(self.s.reward, videos.to(self.device), prompts, [list(c) for c in checks],
-                            need_grads=False).rewards().cpu()
+        return self.critic_scores(videos, prompts, checks).rewards().cpu()

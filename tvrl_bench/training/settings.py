@@ -71,7 +71,8 @@ class TrialSettings:
     eval_every: also evaluate every this many steps and before the first (0: only at the end), on the first
     eval_subset eval prompts (None: all eval_prompts; refused where it changes nothing: eval_every = 0, or at least
     eval_prompts) with the same fixed noise, logging eval/* curves and
-    eval/critic_reward (the critic's own score of the same videos, so reward hacking shows);
+    eval/critic_reward (the critic's own score of the same videos, so reward hacking shows) and, for a critic that
+    answers each check, eval/critic_false_yes (the share of checks it says yes to and the evaluator no);
     wide_eval_prompts: after the final evaluation, score the final policy again on this many held-out prompts of
     the toy dataset's eval split (its scenes the trial trained on dropped; the first eval_prompts of them are the
     final evaluation's own), logged as wide_eval/* (0: none; toy datasets only). Its deltas are what the tables read.

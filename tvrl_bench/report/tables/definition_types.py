@@ -84,8 +84,9 @@ class DecisionColumn:
 ANY = "*"
 
 
-# eval/<name> metrics that are not evaluator categories: the overall score, and the critic's own score of the videos
-NOT_CATEGORIES = ("overall", "critic_reward")
+# eval/<name> metrics that are not evaluator categories: the overall score, the critic's own score of the videos and
+# its false-yes rate (training/false_yes.py)
+NOT_CATEGORIES = ("overall", "critic_reward", "critic_false_yes")
 
 
 @dataclass(frozen=True)
