@@ -133,6 +133,8 @@ def test_the_dry_run_shows_the_next_stage_and_the_most_the_study_can_run(uri, tm
     assert text.splitlines()[0].startswith("study staged (staged: stage 1 of at most 2 runs 15 trials; at most 30 "
                                            "trials over 2 stages of 5 seeds;")
     assert text.count("pending") == 15
+    assert text.splitlines()[-1] == ("expected: 15 trials to run in this stage (15 trained) x 5.0 min each, 2 at a "
+                                     "time: about 38 min (reference figures, docs/performance.md)")  # 15 x 5.0 / 2
 
 
 def test_a_decision_metric_no_trial_logged_stops_the_study_with_one_line_and_a_fix_resumes_it(uri, tmp_path):

@@ -34,7 +34,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--profile", help="run the study on another profile: a name the study maps (toy, paper) or a file")
     parser.add_argument("--steps", type=int, help="override every trial's optimizer steps")
     parser.add_argument("--max-attempts", type=int, default=2, help="tries per trial before it is recorded FAILED (default 2)")
-    parser.add_argument("--dry-run", action="store_true", help="print the trials and which are already done; run nothing")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the trials, which are already done, and the expected cost of the rest: trials "
+                        "left and their wall time with --workers, from the study's finished runs in the store, else "
+                        "reference figures (docs/performance.md); run nothing")
     parser.add_argument("--out", default=".", help="folder for runs/ (checkpoints), logs/ and reports/ (default: .)")
     parser.add_argument("--no-tables", action="store_true", help="do not regenerate the study's tables at the end")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -80,6 +83,7 @@ def _sweep(args: argparse.Namespace) -> int:
         steps=args.steps,
         max_attempts=args.max_attempts,
         dry_run=args.dry_run,
+        workers=args.workers,
         progress=not args.no_progress,
         regenerate_tables=not args.no_tables,
     )

@@ -12,7 +12,7 @@ Stopping: SIGTERM, SIGINT or SIGHUP is forwarded to the running trials, which ch
 boundary and mark their runs KILLED; no new trial starts; the parent run is marked KILLED and a rerun resumes.
 A second signal is forwarded again (the trials then stop without waiting for the step to end).
 The options and the summary are outcome.py, the signal handling stop_request.py, the failures on record
-failures.py.
+failures.py, what --dry-run prints dry_run.py.
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ from pathlib import Path
 from tqdm import tqdm
 
 from tvrl_bench.executors.base import CANCELLED, LEFT_RUNNING, NOT_STARTED, Executor, TrialCommand, log_file
+from tvrl_bench.sweeps.dry_run import describe_plan
 from tvrl_bench.sweeps.failures import end_parent, last_error_line, record_failure
 from tvrl_bench.sweeps.outcome import SweepOptions, SweepSummary
 from tvrl_bench.sweeps.plan import TrialSpec, expand, load_study
-from tvrl_bench.sweeps.stage_record import check_store_matches, decision_lines, decisions_csv, fingerprint_of, record
+from tvrl_bench.sweeps.stage_record import check_store_matches, decisions_csv, fingerprint_of, record
 from tvrl_bench.sweeps.stages import StagePlan, decide, stage_plan
 from tvrl_bench.sweeps.state import StudyTracker
 from tvrl_bench.sweeps.stop_request import StopRequest
@@ -51,43 +52,6 @@ def plan(study_file: str, options: SweepOptions) -> tuple[Study, list[TrialSpec]
     study, resolved = load_study(study_file, options.profile)
     overrides = [f"training.trial.steps = {options.steps}"] if options.steps is not None else []
     return study, expand(study, resolved, overrides)
-
-
-def describe_plan(study: Study, trials: list[TrialSpec], tracker: StudyTracker | None,
-                  staged: StagePlan | None = None) -> str:
-    """The plan as text: each trial, its key and whether it is done; for a staged study, the next stage's trials
-    (the first stage's on a new study), the decisions so far and the most trials it can run."""
-    runs = tracker.runs() if tracker else None
-    if staged is None:
-        lines = [f"study {study.name} ({len(trials)} trials; profile {study.profile})"]
-        return "\n".join(lines + [_trial_line(spec, runs) for spec in trials])
-    stage, open_arms, results = 1, None, []
-    if runs is not None:
-        for stage in range(1, staged.design.max_stages + 1):
-            if not all(runs.finished(s.key) for s in staged.stage_trials(stage, open_arms)):
-                break
-            results = decide(staged, runs.latest_finished, stage)
-            if not results or not results[-1].open or stage == staged.design.max_stages:
-                break
-            open_arms = {c.arm for c in results[-1].open}
-    specs = staged.stage_trials(stage, open_arms)
-    d = staged.design
-    lines = [f"study {study.name} (staged: stage {stage} of at most {d.max_stages} runs {len(specs)} trials; at most "
-             f"{staged.most_trials()} trials over {d.max_stages} stages of {d.seeds_per_stage} seeds; profile "
-             f"{study.profile})"]
-    lines += [_trial_line(spec, runs) for spec in specs]
-    if results:
-        lines += decision_lines(d, results, staged.arms.controls, 0, staged.most_trials())[:-1]
-    return "\n".join(lines)
-
-
-def _trial_line(spec: TrialSpec, runs) -> str:
-    state = "pending"
-    if runs is not None and runs.finished(spec.key):
-        state = "done"
-    elif runs is not None and runs.attempts(spec.key):
-        state = f"unfinished ({runs.attempts(spec.key)} attempts)"
-    return f"  {spec.key}  {state:<24} {spec.title}"
 
 
 def check_not_running(study: Study, trials: list[TrialSpec], folders: Path, adopted: set[str] = frozenset()) -> None:
@@ -119,7 +83,7 @@ def run_sweep(study_file: str, executor_factory, options: SweepOptions,
             check_store_matches(found, study, trials, fingerprint, study_file)
     if options.dry_run:
         with tracking_errors(uri):
-            print(describe_plan(study, trials, found, staged))
+            print(describe_plan(study, trials, found, staged, options.workers))
         return SweepSummary(study.name, seconds=time.perf_counter() - started)
     out = Path(options.out_dir)
     folders = out / "runs" / study.name  # tvrl-train puts each trial in folders/<key>

@@ -18,6 +18,7 @@ class SweepOptions:
     steps: int | None = None
     max_attempts: int = 2
     dry_run: bool = False
+    workers: int = 2  # trials at once (the local executor's --workers): the dry run's expected wall time
     progress: bool = True
     regenerate_tables: bool = True
 
