@@ -69,9 +69,9 @@ def test_finished_runs_of_the_study_give_the_measured_figures(study, tmp_path, t
 def test_an_empty_store_gives_the_reference_figures(study, tmp_path, capsys):
     database = tmp_path / "none.db"
     line = dry_run(study, f"sqlite:///{database}", tmp_path, capsys)
-    # (3 x 1.3 + 6 x 5.0) / 2 = 16.95 min -> about 17 min
-    assert REFERENCE_MINUTES == {"base": 1.3, "trained": 5.0}
-    assert line == ("expected: 9 trials to run (3 base rows, 6 trained) x 1.3 / 5.0 min each, 2 at a time: about 17 "
+    # (3 x 0.5 + 6 x 5.0) / 2 = 15.75 min -> about 16 min
+    assert REFERENCE_MINUTES == {"base": 0.5, "trained": 5.0}
+    assert line == ("expected: 9 trials to run (3 base rows, 6 trained) x 0.5 / 5.0 min each, 2 at a time: about 16 "
                     "min (reference figures, docs/performance.md)")
     assert not database.exists()
 

@@ -23,8 +23,9 @@ from tvrl_bench.sweeps.state import StudyRuns
 
 # Minutes per trial of the default toy profile (components/profiles/toy.gin), measured on the 2-core development
 # machine with --workers 2 beside other work (docs/performance.md, "What a study costs"): the rewards study's
-# trained trials took 2.6-7.2 min two at a time (median about 5), a base row (evaluation only) about 1.3 min.
-REFERENCE_MINUTES = {"base": 1.3, "trained": 5.0}
+# trained trials took 2.6-7.2 min two at a time (median about 5); a base row (its final and wide evaluations only)
+# 0.4-0.5 min (the rewards study's vivid-critic rows, 2026-12-07).
+REFERENCE_MINUTES = {"base": 0.5, "trained": 5.0}
 REFERENCE_SOURCE = "reference figures, docs/performance.md"
 KINDS = ("base", "trained")
 
