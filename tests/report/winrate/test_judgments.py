@@ -44,6 +44,21 @@ def test_store_round_trip_and_a_judge_rejudging_replaces(tmp_path):
         assert store.judgments("s1")[-1].verdict == "tie"
 
 
+def test_replacing_deletes_only_that_judges_judgments_of_the_two_methods_in_the_study(tmp_path):
+    def j(study, a, b, judge, prompt="p"):
+        return Judgment(study, prompt, "0", a, b, a, judge, "win")
+
+    kept = [j("s", "TVRL", "GRPO", "human:alice"), j("s", "TVRL", "base", "evaluator:wide"),
+            j("other", "TVRL", "GRPO", "evaluator:wide")]
+    earlier = [j("s", "TVRL", "GRPO", "evaluator:wide", "old"), j("s", "GRPO", "TVRL", "evaluator:wide", "swapped")]
+    with JudgmentStore(tmp_path / "j.sqlite") as store:
+        store.add(kept + earlier)
+        store.add([j("s", "TVRL", "GRPO", "evaluator:wide", "new")], replacing=("s", "TVRL", "GRPO", "evaluator:wide"))
+        rows = store.frame()
+    assert sorted(zip(rows["study"], rows["prompt"], rows["method_b"], rows["judge"])) == sorted(
+        [(x.study, x.prompt, x.method_b, x.judge) for x in kept] + [("s", "new", "GRPO", "evaluator:wide")])
+
+
 def test_csv_import_and_clear_errors(tmp_path):
     good = tmp_path / "judgments.csv"
     good.write_text(

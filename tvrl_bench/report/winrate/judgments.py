@@ -13,7 +13,7 @@ import csv
 import datetime as dt
 import sqlite3
 import threading
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -127,8 +127,11 @@ class JudgmentStore:
     def close(self) -> None:
         self._conn.close()
 
-    def add(self, judgments: Iterable[Judgment]) -> int:
-        """Store judgments (replacing a judge's earlier verdict on the same pair); returns how many."""
+    def add(self, judgments: Iterable[Judgment], replacing: tuple[str, str, str, str] | None = None) -> int:
+        """Store judgments (replacing a judge's earlier verdict on the same pair); returns how many. replacing =
+        (study, method_a, method_b, judge): first delete, in the same transaction, all that judge's judgments
+        between the two methods (either one as A) in that study, so a rerun that swaps A and B or pairs other
+        prompts leaves nothing of the earlier run to count twice."""
         now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
         rows = [
             (j.study, j.prompt, str(j.seed), int(j.sample), j.method_a, j.method_b, j.left, j.judge, j.verdict,
@@ -136,6 +139,10 @@ class JudgmentStore:
             for j in judgments
         ]
         with self._lock, self._conn:
+            if replacing is not None:
+                study, a, b, judge = replacing
+                self._conn.execute("DELETE FROM judgments WHERE study = ? AND judge = ? AND method_a IN (?, ?) AND "
+                                   "method_b IN (?, ?)", (study, judge, a, b, a, b))
             self._conn.executemany(
                 "INSERT OR REPLACE INTO judgments (study, prompt, seed, sample, method_a, method_b, left_method, "
                 "judge, verdict, run_a, run_b, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -213,7 +220,7 @@ def read_judgments_csv(path: str | Path, study: str | None = None) -> list[Judgm
         if missing:
             raise ReportError(
                 f"{path}:1: missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)}; the header must "
-                f"have {', '.join(needed)} (optional: sample, created_at{'' if study else ''})"
+                f"have {', '.join(needed)} (optional: sample, created_at)"
             )
         for record in reader:
             line = reader.line_num
@@ -238,7 +245,3 @@ def read_judgments_csv(path: str | Path, study: str | None = None) -> list[Judgm
             )
     return judgments
 
-
-def judgment_records(judgments: Iterable[Judgment]) -> list[dict[str, Any]]:
-    """Each judgment as a dict of its fields (for JSON)."""
-    return [asdict(j) for j in judgments]

@@ -3,7 +3,7 @@
 Trials of A and B are paired when they share the seed and the `match` params; their samples (the
 `samples/<stage>/index.json` artifacts) are paired by prompt. `judge_study` shows each pair to a judge component
 in a seeded random left/right order and stores the judgments; `tvrl-bench annotate` shows the same pairs
-(`sample_pairs`) to people.
+(`sample_pairs`) to people; `wide_pairs.judge_wide` pairs the same trials' wide-evaluation records instead.
 """
 
 from __future__ import annotations
@@ -75,6 +75,33 @@ def sample_pairs(
     sample of a prompt with the k-th). Pairs come in run-pair order, then in A's index order.
     """
     client = client or make_client(tracking_uri)
+    run_pairs = paired_runs(study, a, b, client=client, tracking_uri=tracking_uri, match=match, seeds=seeds)[1]
+    folder = Path(folder)
+    pairs: list[SamplePair] = []
+    for run_a, run_b, trial_seed in run_pairs:
+        samples_a = _samples(client, run_a, stage, folder / run_a)
+        samples_b = _samples(client, run_b, stage, folder / run_b)
+        for (prompt, k), entry_a in samples_a.items():
+            entry_b = samples_b.get((prompt, k))
+            if entry_b is not None:
+                pairs.append(SamplePair(run_a, run_b, trial_seed, prompt, k, entry_a, entry_b))
+    return pairs
+
+
+def paired_runs(
+    study: str,
+    a: str | Mapping[str, str],
+    b: str | Mapping[str, str],
+    *,
+    client: Any,
+    tracking_uri: str | None = None,
+    match: tuple[str, ...] = ("policy", "sampler", "reward"),
+    seeds: Iterable[str] | None = None,
+) -> tuple[pd.DataFrame, list[tuple[str, str, str]]]:
+    """(the study's finished trials: the frame of `load_study_runs`, [(run of A, run of B, trial seed)]): the trials
+    of A and B (a `method` value or a param filter, as in `sample_pairs`) that share `seed` and the `match` params
+    they both have (only trial seeds in `seeds`, when given), in A's order. ReportError when a side has no trial or
+    no trials pair."""
     runs = load_study_runs(study, tracking_uri, client=client)
     filters = [{"method": x} if isinstance(x, str) else dict(x) for x in (a, b)]
     trials = runs.trials
@@ -94,16 +121,7 @@ def sample_pairs(
         run_pairs = [p for p in run_pairs if p[2] in wanted]
         if not run_pairs:
             raise ReportError(f"study '{study}': no paired trials with seed {', '.join(sorted(wanted))}")
-    folder = Path(folder)
-    pairs: list[SamplePair] = []
-    for run_a, run_b, trial_seed in run_pairs:
-        samples_a = _samples(client, run_a, stage, folder / run_a)
-        samples_b = _samples(client, run_b, stage, folder / run_b)
-        for (prompt, k), entry_a in samples_a.items():
-            entry_b = samples_b.get((prompt, k))
-            if entry_b is not None:
-                pairs.append(SamplePair(run_a, run_b, trial_seed, prompt, k, entry_a, entry_b))
-    return pairs
+    return trials, run_pairs
 
 
 def judge_study(
@@ -149,15 +167,22 @@ def judge_study(
                 Judgment(study, pair.prompt, pair.seed, label_a, label_b, left_label, name,
                          verdict_from_choice(choice, left_label, label_a), pair.sample, pair.run_a, pair.run_b)
             )
+    store_judgments(store, judgments)
+    log.info("judged %d sample pairs of %s vs %s in study %s with %s", len(judgments), label_a, label_b, study, name)
+    return judgments
+
+
+def store_judgments(store: JudgmentStore | str | Path, judgments: list[Judgment],
+                    replacing: tuple[str, str, str, str] | None = None) -> None:
+    """Add `judgments` to `store` (a JudgmentStore, or the path of one, opened and closed here); `replacing` as in
+    `JudgmentStore.add`."""
     owned = not isinstance(store, JudgmentStore)
     target = JudgmentStore(store) if owned else store
     try:
-        target.add(judgments)
+        target.add(judgments, replacing)
     finally:
         if owned:
             target.close()
-    log.info("judged %d sample pairs of %s vs %s in study %s with %s", len(judgments), label_a, label_b, study, name)
-    return judgments
 
 
 def _pair_runs(side_a: pd.DataFrame, side_b: pd.DataFrame, keys: list[str]) -> list[tuple[str, str, str]]:
