@@ -10,6 +10,7 @@ from tests.sweeps.helpers import options, write_study
 from tests.tracking.helpers import fresh_store
 from tvrl_bench.sweeps.cost import REFERENCE_MINUTES, Estimate, wall_minutes
 from tvrl_bench.sweeps.driver import plan, run_sweep
+from tvrl_bench.sweeps.records import IMPORTED_TAG
 from tvrl_bench.sweeps.state import StudyTracker
 
 T0 = 1_700_000_000_000  # ms since the epoch: the runs' start
@@ -29,9 +30,9 @@ def dry_run(study: str, uri: str, tmp_path, capsys, workers: int = 2) -> str:
     return capsys.readouterr().out.splitlines()[-1]
 
 
-def log_run(client, tracker, spec, status: str, seconds: float, params: dict[str, str]) -> None:
+def log_run(client, tracker, spec, status: str, seconds: float, params: dict[str, str], imported: bool = False) -> None:
     tags = {"tvrl.trial_key": spec.key, "tvrl.attempt": "1", "tvrl.role": "trial", "tvrl.study": tracker.study,
-            "mlflow.parentRunId": tracker.parent_run_id}
+            "mlflow.parentRunId": tracker.parent_run_id, **({IMPORTED_TAG: "record.jsonl"} if imported else {})}
     run = client.create_run(tracker.experiment_id, start_time=T0, tags=tags, run_name=spec.title)
     for name, value in {"seed": str(spec.seed), "credit": spec.labels["credit"], **params}.items():
         client.log_param(run.info.run_id, name, value)
@@ -54,14 +55,16 @@ def test_finished_runs_of_the_study_give_the_measured_figures(study, tmp_path, t
         log_run(client, tracker, trained[credit, seed], "FINISHED", seconds, params)
     log_run(client, tracker, trained["window3", 1], "FAILED", 3000, {"method": "TVRL"})  # not finished: not timed
     log_run(client, tracker, trained["uniform", 2], "RUNNING", 0, {"method": "GRPO"})
+    # a run `record load` logged took the load's time, not a trial's: not timed
+    log_run(client, tracker, trained["window3", 2], "FINISHED", 0.1, {"method": "TVRL"}, imported=True)
     tracker.finish({}, "KILLED")
 
     # to run: base seed 2 and 3 trained; base median of 1 and 2 min = 1.5, trained median of 4, 5, 7 min = 5.0;
-    # 2 workers: (1.5 + 3 x 5.0) / 2 = 8.25 min -> about 8 min
+    # 2 workers: (1.5 + 2 x 5.0) / 2 = 5.75 min -> about 6 min (the imported run is done but not timed)
     assert dry_run(study, uri, tmp_path, capsys) == (
-        "expected: 4 trials to run (1 base row, 3 trained) x measured 1.5 / 5.0 min each, 2 at a time: about 8 min "
+        "expected: 3 trials to run (1 base row, 2 trained) x measured 1.5 / 5.0 min each, 2 at a time: about 6 min "
         "(from 5 finished trials of this study in the store)")
-    # 4 workers: 16.5 / 4 = 4.1 min, but no less than the longest trial, 5.0 min
+    # 4 workers: 11.5 / 4 = 2.9 min, but no less than the longest trial, 5.0 min
     assert dry_run(study, uri, tmp_path, capsys, workers=4).endswith("4 at a time: about 5 min (from 5 finished "
                                                                       "trials of this study in the store)")
 

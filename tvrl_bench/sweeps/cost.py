@@ -19,6 +19,7 @@ import statistics
 from dataclasses import dataclass
 
 from tvrl_bench.sweeps.plan import TrialSpec
+from tvrl_bench.sweeps.records import IMPORTED_TAG
 from tvrl_bench.sweeps.state import StudyRuns
 
 # Minutes per trial of the default toy profile (components/profiles/toy.gin), measured on the 2-core development
@@ -42,10 +43,13 @@ def is_base_trial(spec: TrialSpec) -> bool:
 
 
 def measured_minutes(runs: StudyRuns | None) -> dict[str, list[float]]:
-    """Minutes of each FINISHED trial run of the study with both times, by kind ('base', 'trained')."""
+    """Minutes of each FINISHED trial run of the study with both times, by kind ('base', 'trained'); runs that
+    `tvrl-bench record load` logged (tag tvrl.imported_from) are left out: their times are the load's, not a trial's."""
     found: dict[str, list[float]] = {kind: [] for kind in KINDS}
     for run in (r for key_runs in (runs.by_key.values() if runs else ()) for r in key_runs):
         start, end = run.info.start_time, run.info.end_time
+        if IMPORTED_TAG in run.data.tags:
+            continue
         if run.info.status == "FINISHED" and start and end and end >= start:
             found["base" if is_base_run(run) else "trained"].append((end - start) / 60_000)
     return found
