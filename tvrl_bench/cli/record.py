@@ -2,10 +2,10 @@
 
 A staged study decides from every finished run of its stages, and MLflow's store (mlflow.db) is not in git: a
 later stage on a new machine would rerun the earlier ones. `save` writes the study's finished trial runs (params,
-tags and final metrics, and the parent run's profile, staged design and tables) to reports/records/STUDY.jsonl;
-`load` checks the whole file, then logs them into a store (skipping trials it already has; a bad record writes
-nothing, one line, exit 2), after which `tvrl-sweep` resumes the study where the record ends and `tvrl-report`
-reads them.
+tags, final metrics and the eval/* curves, and the parent run's profile, staged design and tables) to
+reports/records/STUDY.jsonl; `load` checks the whole file, then logs them into a store (skipping trials it already
+has; a bad record writes nothing, one line, exit 2), after which `tvrl-sweep` resumes the study where the record
+ends and `tvrl-report` and the study page read them (the gain curves from the recorded eval/* curves).
 """
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ RECORDS = Path("reports/records")
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "record", help="save a study's finished runs to a file in the repository, or load them into a store",
-        description="Save a study's finished trial runs (params, tags, final metrics) to a JSON-lines file, or load "
-                    "such a file into an MLflow store so a sweep resumes after them and the report reads them. "
-                    "Curves, videos and checkpoints are not recorded.",
+        description="Save a study's finished trial runs (params, tags, final metrics and the curves of their "
+                    "evaluations during training, eval/*) to a JSON-lines file, or load such a file into an MLflow "
+                    "store so a sweep resumes after them and the report and study page read them. Videos, "
+                    "checkpoints and train/* curves are not recorded.",
         epilog="Example: tvrl-bench record save samplers; then on another machine: tvrl-bench record load "
                "reports/records/samplers.jsonl && tvrl-sweep sweeps/samplers.gin")
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)

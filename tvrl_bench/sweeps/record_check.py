@@ -2,7 +2,8 @@
 
 `read_record` parses the file and checks every line's shape and types: the header (format, study, the parent run's
 tags, each a string), then each trial (key, run name, tags and params of strings or numbers, metrics as
-`[value, step]`). `check_record` checks what the runs say: one profile (the trials' `profile` param and the
+`[value, step]`, and the optional `history` of curves as `[[step, value], ...]` in step order, ending at the
+metric's final value). `check_record` checks what the runs say: one profile (the trials' `profile` param and the
 header's `tvrl.profile`), and one configuration per arm and seed (sweeps/same_trials.py). `check_joins` checks
 the record against the study already in the store: the same profile, and no finished run of an arm and seed the
 record holds under another trial key. Each problem is one RecordError line naming the file and line, and the fix.
@@ -11,13 +12,14 @@ record holds under another trial key. Each problem is one RecordError line namin
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from tvrl_bench import registry
 from tvrl_bench.sweeps.same_trials import differing_setting, run_slot
 from tvrl_bench.tracking.params import profile_name
 
-FORMAT = 1
+FORMAT = 1  # `history` (records.py) is an optional key of format 1: a line without it loads as before
 PARENT_TAGS = ("tvrl.profile", "tvrl.decide", "tvrl.tables")  # what the study's sweep, report and page read
 WRITE_IT = "write the file with `tvrl-bench record save STUDY`"
 KEY_LENGTH, VALUE_LENGTH = 250, 6000  # what a trial logs (tracking/params.py), so what a record of it holds
@@ -88,10 +90,35 @@ def _check_trial(where: str, entry) -> None:
         if not ok:
             raise RecordError(f"{where}: metrics[{name!r}] = {pair!r} must be [value, step] (a number and a step 0 or "
                               f"more); {WRITE_IT}")
+    _check_history(where, entry)
+
+
+def _check_history(where: str, entry: dict) -> None:
+    """RecordError unless `history` (optional) maps metric names to [[step, value], ...] in step order whose last
+    point is the name's final value in `metrics` (its last point is logged as that final value, once)."""
+    curves = entry.get("history", {})
+    if not isinstance(curves, dict):
+        raise RecordError(f"{where}: history must map metric names to [[step, value], ...], not "
+                          f"{type(curves).__name__}; {WRITE_IT}")
+    for name, points in curves.items():
+        shown = repr(points) if len(repr(points)) <= 80 else repr(points)[:77] + "..."
+        ok = isinstance(points, list) and points and all(
+            isinstance(p, list) and len(p) == 2 and _step(p[0]) and _number(p[1]) for p in points)
+        if not ok or any(a[0] > b[0] for a, b in zip(points, points[1:])):
+            raise RecordError(f"{where}: history[{name!r}] = {shown} must be a list of [step, value] pairs (a step 0 "
+                              f"or more and a number) in step order; {WRITE_IT}")
+        final = entry["metrics"].get(name)
+        if final is None or final[1] != points[-1][0] or not _same(final[0], points[-1][1]):
+            raise RecordError(f"{where}: history[{name!r}] ends at {points[-1]!r} but metrics[{name!r}] = {final!r}: a "
+                              f"curve's last point is the metric's final [value, step]; {WRITE_IT}")
 
 
 def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)  # NaN and inf are what a run logged
+
+
+def _same(a: float, b: float) -> bool:
+    return a == b or (math.isnan(a) and math.isnan(b))
 
 
 def _step(value) -> bool:

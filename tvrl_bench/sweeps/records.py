@@ -3,25 +3,32 @@ whose MLflow store never held them (a store such as mlflow.db is not in git).
 
 `save_record` writes one JSON line for the study (its parent run's `tvrl.*` tags that the sweep, the report and the
 study page read: profile, staged design, tables) and one per finished trial run: its trial key, run name, `tvrl.*`
-tags, params and final metrics (each metric's last value and step). `load_record` checks the whole record first
-(record_check.py: every line's types, one profile, one configuration per arm and seed, and against the study in the
-store) and writes nothing when any of it is wrong; then it logs every recorded trial whose key has no finished run
-there: a FINISHED child run of the study's parent with the same params, tags and final metrics, tagged
-`tvrl.imported_from`. A run it cannot finish logging is deleted, and the parent run ends as it was (FINISHED when
-the load made it), so a load never leaves a run RUNNING; unfinished imported runs an older load left behind are
-deleted by the next one. The sweep then skips those trials and the report reads them. Curves, videos and
-checkpoints are not recorded.
+tags, params, final metrics (`metrics: {name: [value, step]}`, each metric's last value and step) and the curves of
+its evaluations during training (`history: {name: [[step, value], ...]}`, every point of each `eval/*` metric the
+run logged at two steps or more, in step order; the last point is the final value). `load_record` checks the whole
+record first (record_check.py: every line's types, one profile, one configuration per arm and seed, and against
+the study in the store) and writes nothing when any of it is wrong; then it logs every recorded trial whose key has
+no finished run there: a FINISHED child run of the study's parent with the same params, tags, curves and final
+metrics, tagged `tvrl.imported_from`. A curve is logged point by point (timestamps of the load, increasing along
+it) and its final value is not logged again, so the store's `get_metric_history` is the original run's steps and
+values and its latest value is the recorded final one. A line without `history` (a record saved before records kept
+curves; still format 1) loads its final values only. A run it cannot finish logging is deleted, and the parent run
+ends as it was (FINISHED when the load made it), so a load never leaves a run RUNNING; unfinished imported runs an
+older load left behind are deleted by the next one. The sweep then skips those trials and the report reads them.
+Videos, checkpoints and the `train/*` curves are not recorded.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from tvrl_bench.sweeps.record_check import FORMAT, PARENT_TAGS, RecordError, check_joins, check_record, read_record
 from tvrl_bench.sweeps.state import StudyTracker
 
 IMPORTED_TAG = "tvrl.imported_from"
+CURVES = "eval/"  # the metrics whose history a record keeps: the evaluations during training (a few points a run)
 __all__ = ["IMPORTED_TAG", "RecordError", "load_record", "read_record", "save_record"]
 
 
@@ -39,14 +46,16 @@ def save_record(tracking_uri: str, study: str, path: Path) -> int:
         run = runs.latest_finished(key)
         if run is None:
             continue
-        metrics = {}
+        metrics, curves = {}, {}
         for name in run.data.metrics:
             history = tracker.client.get_metric_history(run.info.run_id, name)
-            last = max(history, key=lambda m: (m.step, m.timestamp))
-            metrics[name] = [last.value, last.step]
+            history = sorted(history, key=lambda m: (m.step, m.timestamp))
+            metrics[name] = [history[-1].value, history[-1].step]
+            if name.startswith(CURVES) and len(history) > 1:  # one point is the final value already
+                curves[name] = [[m.step, m.value] for m in history]
         tags = {k: v for k, v in run.data.tags.items() if k.startswith("tvrl.") and k != "tvrl.resumed_from"}
         lines.append({"key": key, "run_name": run.info.run_name, "tags": tags, "params": dict(run.data.params),
-                      "metrics": metrics})
+                      "metrics": metrics, **({"history": curves} if curves else {})})
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.tmp")  # renamed into place: never a half-written record
     partial.write_text("".join(json.dumps(line, sort_keys=True) + "\n" for line in lines))
@@ -86,20 +95,32 @@ def load_record(tracking_uri: str, path: Path, record: tuple[dict, list[dict]] |
 
 def _import(client, tracker: StudyTracker, study: str, trial: dict, path: Path) -> None:
     """One recorded trial as a FINISHED child run of the study's parent; deleted again if it cannot be finished."""
-    from mlflow.entities import Metric, Param
+    from mlflow.entities import Param
 
     tags = {**trial.get("tags", {}), "tvrl.trial_key": trial["key"], "tvrl.role": "trial", "tvrl.study": study,
             "mlflow.parentRunId": tracker.parent_run_id, IMPORTED_TAG: str(path)}
     run_id = client.create_run(tracker.experiment_id, run_name=trial.get("run_name"), tags=tags).info.run_id
     try:
         params = [Param(k, str(v)) for k, v in trial["params"].items()]
-        metrics = [Metric(k, float(v), 0, int(s)) for k, (v, s) in trial["metrics"].items()]
+        metrics = _metrics(trial)
         for i in range(0, max(len(params), len(metrics)), 100):
             client.log_batch(run_id, metrics=metrics[i:i + 100], params=params[i:i + 100])
         client.set_terminated(run_id, "FINISHED")
     except BaseException:
         client.delete_run(run_id)  # never a half-logged run: the trial is not there, and a rerun imports it
         raise
+
+
+def _metrics(trial: dict) -> list:
+    """The trial's metrics as MLflow Metrics: every point of each recorded curve (timestamps now + its index, so the
+    last point, the final value, is the latest), then the final value of each metric without a curve."""
+    from mlflow.entities import Metric
+
+    now = int(time.time() * 1000)
+    curves = trial.get("history", {})
+    metrics = [Metric(name, float(v), now + i, int(s)) for name, points in curves.items()
+               for i, (s, v) in enumerate(points)]
+    return metrics + [Metric(k, float(v), 0, int(s)) for k, (v, s) in trial["metrics"].items() if k not in curves]
 
 
 def _delete_unfinished_imports(client, runs) -> None:

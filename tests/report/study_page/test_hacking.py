@@ -78,5 +78,6 @@ def test_gain_curves_start_at_zero_and_average_seeds():
     assert curve.std[1] == pytest.approx(20.0) and curve.seeds == 3
     plots, notes = gain_curves([m, method("blind", "weak", [0.0] * 3, [0.0] * 3)], cache)
     assert [label for label, _ in plots] == ["weak"] and "critic gain" in plots[0][1]
-    assert notes == ["blind: no gain curve (its runs logged no step-0 evaluation of both eval/critic_reward and "
-                     "eval/overall)."]
+    assert notes == ["blind: no gain curve (its runs hold no step-0 evaluation of both eval/critic_reward and "
+                     "eval/overall: runs loaded from a record saved before records kept curves, or trials with "
+                     "eval_every = 0)."]

@@ -5,7 +5,8 @@ training (`eval/critic_reward` and `eval/overall`: the same eval prompts and noi
 Per run, gain_t = 100 x the normalised change from the step-0 value to the value at step t (hacking_rules.py;
 raw x 100 for a critic off [0, 1]); runs of one seed are averaged, then the mean over seeds per step with a band of
 ± one std. A hacked method shows the evaluator's curve turning over while the critic's keeps rising; a lenient or
-weak critic shows both rising, the evaluator's less. Runs without a step-0 evaluation give no curve.
+weak critic shows both rising, the evaluator's less. Runs without a step-0 evaluation give no curve (runs loaded
+from a record saved before records kept the eval/* curves, or trials that never evaluated during training).
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ def gain_curves(methods: list[Method], cache: Any) -> tuple[list[tuple[str, str]
         if len(curves) == 2:
             out.append((m.label, curves_svg(curves, f"{m.label}: gains since step 0 (×100)")))
         else:
-            notes.append(f"{m.label}: no gain curve (its runs logged no step-0 evaluation of both {CRITIC} and "
-                         f"{EVALUATOR}).")
+            notes.append(f"{m.label}: no gain curve (its runs hold no step-0 evaluation of both {CRITIC} and "
+                         f"{EVALUATOR}: runs loaded from a record saved before records kept curves, or trials with "
+                         "eval_every = 0).")
     return out, notes
