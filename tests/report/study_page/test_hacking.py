@@ -4,6 +4,7 @@ Gao-style gain curves, by hand."""
 from __future__ import annotations
 
 import math
+import re
 
 import pandas as pd
 import pytest
@@ -67,6 +68,12 @@ class Cache:
         return self.histories.get((run_id, metric), pd.Series(dtype=float))
 
 
+def legend(svg: str) -> list[tuple[str, str]]:
+    """(colour, label) of each entry of a plot's legend row, in order."""
+    (row,) = re.findall(r'<g class="legend">(.*?)</g>', svg)
+    return re.findall(r'stroke="(#[0-9a-f]{6})"[^>]*/><text[^>]*>([^<]+)</text>', row)
+
+
 def test_gain_curves_start_at_zero_and_average_seeds():
     assert run_gains(history({0: 0.5, 2: 0.75, 4: 0.25})).tolist() == pytest.approx([0.0, 50.0, -50.0])
     assert run_gains(history({2: 0.5, 4: 0.6})) is None  # no step-0 evaluation
@@ -78,6 +85,8 @@ def test_gain_curves_start_at_zero_and_average_seeds():
     assert curve.std[1] == pytest.approx(20.0) and curve.seeds == 3
     plots, notes = gain_curves([m, method("blind", "weak", [0.0] * 3, [0.0] * 3)], cache)
     assert [label for label, _ in plots] == ["weak"] and "critic gain" in plots[0][1]
+    assert legend(plots[0][1]) == [("#1f77b4", "critic gain (eval/critic_reward)"),
+                                   ("#ff7f0e", "evaluator gain (eval/overall)")]
     assert notes == ["blind: no gain curve (its runs hold no step-0 evaluation of both eval/critic_reward and "
                      "eval/overall: runs loaded from a record saved before records kept curves, or trials with "
                      "eval_every = 0)."]

@@ -16,6 +16,7 @@ import pytest
 from matplotlib.image import imsave
 
 from tests.report.helpers import paired
+from tests.report.study_page.test_hacking import legend
 from tvrl_bench.report import regenerate
 from tvrl_bench.report.study_page import page_lines
 
@@ -169,6 +170,9 @@ def test_hacking_panel_numbers_and_the_flag(page_study):
     assert not re.search(r'<tr class="flagged" data-method="uniform">', html)
     # a gain curve per trained method: both start at 0 at step 0 (logged in the fixture's curves)
     assert set(re.findall(r'<figure class="gain-curve" data-method="([^"]+)">', html)) == {"uniform", "window3"}
+    figures = re.findall(r'<figure class="gain-curve".*?</figure>', html)
+    assert all(legend(f) == [("#1f77b4", "critic gain (eval/critic_reward)"),
+                             ("#ff7f0e", "evaluator gain (eval/overall)")] for f in figures) and len(figures) == 2
     assert page_lines(summary["page"]) == [f"  study page: {folder / 'index.html'} (final scores from eval/*)",
                                            f"  {flag}"]
 

@@ -21,7 +21,7 @@ from tvrl_bench.report.study_page.methods import Method
 from tvrl_bench.report.study_page.svg import Curve, colour, curves_svg
 
 CRITIC, EVALUATOR = "eval/critic_reward", "eval/overall"
-LABELS = {CRITIC: "critic gain", EVALUATOR: "evaluator gain"}
+LABELS = {CRITIC: f"critic gain ({CRITIC})", EVALUATOR: f"evaluator gain ({EVALUATOR})"}  # the plot's legend
 
 
 def run_gains(history: pd.Series) -> pd.Series | None:
@@ -51,14 +51,16 @@ def method_curve(method: Method, metric: str, cache: Any, index: int) -> Curve |
 
 
 def gain_curves(methods: list[Method], cache: Any) -> tuple[list[tuple[str, str]], list[str]]:
-    """([(method label, svg)], notes): one plot per trained method with both gains; a note per method without."""
+    """([(method label, svg)], notes): one plot per trained method with both gains (the critic's in the palette's
+    first colour, blue, the evaluator's in its second, orange; the plot's legend names them); a note per method
+    without."""
     out, notes = [], []
     for m in methods:
         if m.base:
             continue
         curves = [c for i, metric in enumerate((CRITIC, EVALUATOR)) if (c := method_curve(m, metric, cache, i))]
         if len(curves) == 2:
-            out.append((m.label, curves_svg(curves, f"{m.label}: gains since step 0 (×100)")))
+            out.append((m.label, curves_svg(curves, f"{m.label}: gains since step 0 (×100)", legend=True)))
         else:
             notes.append(f"{m.label}: no gain curve (its runs hold no step-0 evaluation of both {CRITIC} and "
                          f"{EVALUATOR}: runs loaded from a record saved before records kept curves, or trials with "

@@ -1,7 +1,8 @@
 """Curves as inline SVG (no image files, no matplotlib: the page stays one file and is written in milliseconds).
 
 A curve is one method's mean over seeds per step with a band of ± one std; a method evaluated once (the base
-model, 0 steps) is a dashed level across the plot.
+model, 0 steps) is a dashed level across the plot. A plot whose curves the page's legend does not name (the gain
+curves: the critic's and the evaluator's of one method) draws its own legend under the axis, one row.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ import numpy as np
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
            "#17becf")
+
+
+LEGEND_HEIGHT = 16
 
 
 def colour(i: int) -> str:
@@ -30,6 +34,17 @@ class Curve:
     seeds: int
 
 
+def _legend(curves: list[Curve], x: float, y: float) -> str:
+    """One row at baseline `y` from `x`: per curve a short line in its colour and its label."""
+    out = ['<g class="legend">']
+    for c in curves:
+        out.append(f'<line x1="{x:.1f}" x2="{x + 14:.1f}" y1="{y - 3:.1f}" y2="{y - 3:.1f}" stroke="{c.colour}" '
+                   f'stroke-width="2.5"/><text x="{x + 18:.1f}" y="{y:.1f}" font-size="10">{html.escape(c.label)}</text>')
+        x += 18 + 5.6 * len(c.label) + 16  # about a 10 px font's width per character, then a gap
+    out.append("</g>")
+    return "".join(out)
+
+
 def _ticks(low: float, high: float, count: int = 5) -> list[float]:
     if not math.isfinite(low) or not math.isfinite(high) or high <= low:
         return [low] if math.isfinite(low) else []
@@ -40,9 +55,11 @@ def _ticks(low: float, high: float, count: int = 5) -> list[float]:
     return [round(first + i * step, 10) for i in range(int((high - first) / step + 1e-9) + 1)]
 
 
-def curves_svg(curves: list[Curve], title: str, width: int = 460, height: int = 270) -> str:
-    """One plot: every curve's mean line and std band, axes with ticks, the title on top."""
-    left, right, top, bottom = 48, 12, 24, 34
+def curves_svg(curves: list[Curve], title: str, width: int = 460, height: int = 270, legend: bool = False) -> str:
+    """One plot: every curve's mean line and std band, axes with ticks, the title on top; with `legend`, a row under
+    the axis naming each curve in its colour (<g class="legend">, the plot LEGEND_HEIGHT px taller)."""
+    left, right, top, bottom = 48, 12, 24, 34 + (LEGEND_HEIGHT if legend else 0)
+    height += LEGEND_HEIGHT if legend else 0
     pw, ph = width - left - right, height - top - bottom
     steps = np.concatenate([c.steps for c in curves]) if curves else np.zeros(0)
     lows = [c.mean - np.nan_to_num(c.std) for c in curves]
@@ -74,7 +91,9 @@ def curves_svg(curves: list[Curve], title: str, width: int = 460, height: int = 
     for t in _ticks(x0, x1):
         x = sx(t)
         out.append(f'<text x="{x:.1f}" y="{top + ph + 13}" text-anchor="middle" font-size="10">{t:g}</text>')
-    out.append(f'<text x="{left + pw / 2:.1f}" y="{height - 4}" text-anchor="middle" font-size="10">step</text>')
+    out.append(f'<text x="{left + pw / 2:.1f}" y="{top + ph + 30}" text-anchor="middle" font-size="10">step</text>')
+    if legend:
+        out.append(_legend(curves, left, height - 4))
     for c in curves:
         label = e(f"{c.label} (n={c.seeds})")
         if c.steps.size == 1:
