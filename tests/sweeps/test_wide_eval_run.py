@@ -57,20 +57,20 @@ def test_a_bad_flag_is_one_prefixed_line(capsys, flags, needle):
     assert lines[0].startswith("tvrl-bench wide-eval: error: ") and needle in lines[0]
 
 
-def test_prompts_below_the_trials_own_or_beyond_the_world_are_refused_in_seconds(tmp_path, tiny_policy_path,
-                                                                               monkeypatch, capsys):
+def test_prompts_below_the_trials_own_or_beyond_the_world_are_refused_before_scoring(tmp_path, tiny_policy_path,
+                                                                                    monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     study = write_study(tmp_path, tiny_policy_path, axes="{'credit': ['uniform']}", steps=1,
                         extra=("training.trial.eval_prompts = 8",))  # FAST draws 8 eval prompts
     code, lines = wide_eval(capsys, str(study), "--out", str(tmp_path / "out"), "--prompts", "6")
     assert code == 2 and len(lines) == 1, lines
     assert "--prompts 6 is fewer than trial credit=uniform seed=0's own" in lines[0] and "e.g. --prompts" in lines[0]
-    started = time.monotonic()
+    # no trial of this study has run: the refusals come from the study's configs alone, before any checkpoint is read
     code, lines = wide_eval(capsys, str(study), "--out", str(tmp_path / "out"), "--prompts", "1000000")
     assert code == 2 and len(lines) == 1, lines
     assert "--prompts 1000000: trial credit=uniform seed=0 is on the sprite world, which has 1,344 distinct scenes" \
         in lines[0] and "ask for at most 1344, e.g. --prompts 1000" in lines[0]
-    assert "internal error" not in lines[0] and time.monotonic() - started < 20
+    assert "internal error" not in lines[0]
     # the slot world's own count (6 colours ^ 4 slots), not the sprite world's
     study.write_text(study.read_text().replace("components/profiles/toy_v1.gin", "components/profiles/toy.gin"))
     code, lines = wide_eval(capsys, str(study), "--out", str(tmp_path / "out"), "--prompts", "2000")
