@@ -220,7 +220,9 @@ def test_without_tag_every_table_whose_params_exist_is_rendered(samplers_study):
     # The runs carry an objective, so the tables by objective render too.
     assert sorted(summary["tables"]) == ["credit", "objectives", "per_check", "power", "power_v1", "quickstart",
                                          "rewards", "samplers", "toy_v2"]
-    assert summary["skipped"] == {"winrate": f"no judgments for study '{folder.name}'",
+    no_judgments = f"no judgments for study '{folder.name}'"
+    assert summary["skipped"] == {"winrate": no_judgments, "winrate_wide_oracle": no_judgments,
+                                  "winrate_wide_vivid": no_judgments,
                                   "rewards_combined": "no cell has data"}  # only the rewards study's critics
     for table in summary["tables"]:
         for fmt in ("md", "tex", "csv", "html"):
