@@ -11,7 +11,7 @@ import torch
 from tvrl_bench.policies.base import Policy
 from tvrl_bench.prompts import PromptItem
 from tvrl_bench.training.eval_progress import EvalProgress
-from tvrl_bench.training.false_yes import false_yes_rate
+from tvrl_bench.training.false_yes import false_yes_counts, pooled_false_yes
 from tvrl_bench.training.ode import chunks, generate
 from tvrl_bench.training.scoring import Scores, score_videos
 from tvrl_bench.training.seeding import generator
@@ -129,12 +129,14 @@ class TrialEvaluation:
         """`critic_reward` (the critic's mean reward) and, where it can be read, `critic_false_yes`
         (training/false_yes.py) of videos scored batch by batch (`scored`, in order) against the evaluator's
         per-video records."""
-        metrics = {"critic_reward": float(torch.cat([s.rewards() for s in scored]).mean())}
-        if getattr(self.s.reward, "uses_checks", True) and scored:
-            width = max(s.scores.shape[1] for s in scored)
-            grid = torch.cat([torch.nn.functional.pad(s.scores.cpu(), (0, width - s.scores.shape[1])) for s in scored])
-            mask = torch.cat([torch.nn.functional.pad(s.mask.cpu().float(), (0, width - s.mask.shape[1])).bool() for s in scored])
-            rate = false_yes_rate(grid, mask, records)
+        metrics = {"critic_reward": float(torch.cat([batch.rewards() for batch in scored]).mean())}
+        if getattr(self.s.reward, "uses_checks", True):
+            counts, start = [], 0
+            for batch in scored:
+                end = start + batch.scores.shape[0]
+                counts.append(false_yes_counts(batch.scores, batch.mask, records[start:end]))
+                start = end
+            rate = pooled_false_yes(counts) if start == len(records) else None
             if rate is not None:
                 metrics["critic_false_yes"] = rate
         return metrics
@@ -143,7 +145,3 @@ class TrialEvaluation:
         """The critic's check scores of videos[B, F, 3, H, W] (no gradients): scores[B, K], mask[B, K]."""
         return score_videos(self.s.reward, videos.to(self.device), prompts, [list(c) for c in checks],
                             need_grads=False)
-
-    def critic_rewards(self, videos: torch.Tensor, prompts: list[str], checks: list) -> torch.Tensor:
-        """The critic's reward R_i[B] of videos[B, F, 3, H, W] (no gradients)."""
-        return self.critic_scores(videos, prompts, checks).rewards().cpu()

@@ -20,10 +20,11 @@ import torch
 YES = 0.5  # an answer-likelihood critic says yes when P(yes) is above one half
 
 
-def false_yes_rate(scores: torch.Tensor, mask: torch.Tensor, records: list[dict[str, Any]]) -> float | None:
-    """The false-yes share over scores[B, K] / mask[B, K] against B evaluator records (see the module); None
-    when a record has no per-check answers or their count differs from the critic's."""
-    if len(records) != scores.shape[0] or scores.shape[0] == 0:
+def false_yes_counts(scores: torch.Tensor, mask: torch.Tensor,
+                     records: list[dict[str, Any]]) -> tuple[int, int] | None:
+    """(false yes, asked) over scores[B, K] / mask[B, K] against the B evaluator records of the same videos (see the
+    module); None when a record has no per-check answers or their count differs from the critic's."""
+    if len(records) != scores.shape[0]:
         return None
     yes, asked = scores.detach().cpu() > YES, mask.detach().cpu().bool()
     false, total = 0, 0
@@ -34,4 +35,17 @@ def false_yes_rate(scores: torch.Tensor, mask: torch.Tensor, records: list[dict[
         for k, check in enumerate(checks):
             false += int(bool(yes[i, k]) and not check["passed"])
             total += 1
-    return false / total if total else None
+    return false, total
+
+
+def pooled_false_yes(counts: list[tuple[int, int] | None]) -> float | None:
+    """The false-yes share over several batches' counts; None when one cannot be read or nothing was asked."""
+    if any(c is None for c in counts):
+        return None
+    total = sum(c[1] for c in counts)
+    return sum(c[0] for c in counts) / total if total else None
+
+
+def false_yes_rate(scores: torch.Tensor, mask: torch.Tensor, records: list[dict[str, Any]]) -> float | None:
+    """The false-yes share of one batch, scores[B, K] / mask[B, K] against its B records (None as above)."""
+    return pooled_false_yes([false_yes_counts(scores, mask, records)])
