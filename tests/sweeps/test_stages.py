@@ -152,3 +152,24 @@ def test_a_decision_metric_no_trial_logged_stops_the_study_with_one_line_and_a_f
     executor = Logging()
     fixed = run_sweep(staged_study(tmp_path), lambda: executor, options(uri, tmp_path))
     assert len(executor.commands) == 10 and fixed.decisions[1][-1].verdicts  # stage 2 only: stage 1 is kept
+
+
+def test_a_stage_runs_one_base_row_per_value_of_each_base_axis(tmp_path, monkeypatch):
+    """`sweeps.study.base = ['credit']` (one base row per critic, in the rewards study) keeps every base row of a
+    seed in each stage, not only the last one planned."""
+    from tvrl_bench.sweeps.plan import expand, load_study
+    from tvrl_bench.sweeps.stages import stage_plan
+
+    monkeypatch.chdir(tmp_path)
+    path = staged_study(tmp_path)
+    with open(path, "a") as handle:
+        handle.write("sweeps.study.base = ['credit']\n")
+    study, _ = load_study(path)
+    plan = stage_plan(study, expand(study, path), path)
+    stage_one = plan.stage_trials(1)
+    base = sorted((spec.labels["credit"], spec.seed) for spec in stage_one if spec.base)
+    assert base == sorted((credit, seed) for credit in ("uniform", "window3", "window7") for seed in range(5))
+    assert len(stage_one) == 15 + 15
+    later = plan.stage_trials(2, open_arms={"credit=window7"})
+    assert sorted(s.labels["credit"] for s in later if s.base) == sorted(["uniform", "window3", "window7"] * 5)
+    assert plan.most_trials() == 30 + 30

@@ -21,17 +21,18 @@ from tvrl_bench.sweeps.study import Study
 
 @dataclass
 class StagePlan:
-    """A staged study's design, arms, and its trials by arm and seed (base rows by seed)."""
+    """A staged study's design, arms, and its trials by arm and seed (base rows by seed: one per value of each axis
+    in `sweeps.study.base`, e.g. one per critic)."""
 
     design: StagedDesign
     arms: ArmPlan
     trials: dict[str, dict[int, TrialSpec]]
-    base: dict[int, TrialSpec]
+    base: dict[int, list[TrialSpec]]
     study_file: str = ""
 
     def most_trials(self) -> int:
         """Trials of a grid of the most stages: every arm and base row on every stage's seeds."""
-        return sum(len(by_seed) for by_seed in self.trials.values()) + len(self.base)
+        return sum(len(by_seed) for by_seed in self.trials.values()) + sum(len(rows) for rows in self.base.values())
 
     def stage_trials(self, stage: int, open_arms: set[str] | None = None) -> list[TrialSpec]:
         """Stage `stage`'s trials: every arm at stage 1, else the open arms and the baselines they need."""
@@ -41,7 +42,7 @@ class StagePlan:
         else:
             needed = {c.baseline for c in self.arms.comparisons if c.arm in open_arms}
             arms = [a for a in self.trials if a in open_arms or a in needed]
-        specs = [self.base[s] for s in seeds if s in self.base]
+        specs = [spec for s in seeds for spec in self.base.get(s, [])]
         return specs + [self.trials[a][s] for a in arms for s in seeds if s in self.trials[a]]
 
 
@@ -49,13 +50,13 @@ def stage_plan(study: Study, trials: list[TrialSpec], study_file: str = "") -> S
     """The staged plan of a study with `decide` (its trials: the whole grid of expand(), keys already computed)."""
     design = StagedDesign.from_study(study.decide, study.seeds)
     by_arm: dict[str, dict[int, TrialSpec]] = {}
-    base: dict[int, TrialSpec] = {}
+    base: dict[int, list[TrialSpec]] = {}
     arms = []
     for spec in trials:
         if spec.seed not in design.seeds:
             continue
         if spec.base:
-            base[spec.seed] = spec
+            base.setdefault(spec.seed, []).append(spec)
             continue
         arm = tuple((axis, preset_name(value)) for axis, value in spec.labels.items())
         if arm_name(arm) not in by_arm:
