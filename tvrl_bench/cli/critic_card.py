@@ -191,9 +191,9 @@ def study_tracker(study: str, tracking_uri: str | None):
 def log_to_study(csv_path: Path, tracker) -> bool:
     """The card on the study's parent run (artifact critic_card.csv), where its study page shows it; True when it
     replaced a card logged there before."""
-    from tvrl_bench.report.study_page.critic_cards import CARD_ARTIFACT
+    from tvrl_bench.report.study_page.critic_cards import CARD_ARTIFACT, holds_card
 
-    held = any(a.path == CARD_ARTIFACT for a in tracker.client.list_artifacts(tracker.parent_run_id))
+    held = holds_card(tracker.client, tracker.parent_run_id)
     with tempfile.TemporaryDirectory(prefix="tvrl-card-") as folder:
         named = Path(folder) / CARD_ARTIFACT  # the name the page reads, whatever --csv was
         shutil.copyfile(csv_path, named)

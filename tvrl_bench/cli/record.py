@@ -2,10 +2,11 @@
 
 A staged study decides from every finished run of its stages, and MLflow's store (mlflow.db) is not in git: a
 later stage on a new machine would rerun the earlier ones. `save` writes the study's finished trial runs (params,
-tags, final metrics and the eval/* curves, and the parent run's profile, staged design and tables) to
+tags, final metrics and the eval/* curves, and the parent run's profile, staged design, tables and critic card) to
 reports/records/STUDY.jsonl; `load` checks the whole file, then logs them into a store (skipping trials it already
 has; a bad record writes nothing, one line, exit 2), after which `tvrl-sweep` resumes the study where the record
-ends and `tvrl-report` and the study page read them (the gain curves from the recorded eval/* curves).
+ends and `tvrl-report` and the study page read them (the gain curves from the recorded eval/* curves, the critic card
+logged on the parent run unless it holds one).
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "record", help="save a study's finished runs to a file in the repository, or load them into a store",
         description="Save a study's finished trial runs (params, tags, final metrics and the curves of their "
-                    "evaluations during training, eval/*) to a JSON-lines file, or load such a file into an MLflow "
-                    "store so a sweep resumes after them and the report and study page read them. Videos, "
-                    "checkpoints and train/* curves are not recorded.",
+                    "evaluations during training, eval/*) and the study's critic card to a JSON-lines file, or load "
+                    "such a file into an MLflow store so a sweep resumes after them and the report and study page "
+                    "read them. Videos, checkpoints and train/* curves are not recorded.",
         epilog="Example: tvrl-bench record save samplers; then on another machine: tvrl-bench record load "
                "reports/records/samplers.jsonl && tvrl-sweep sweeps/samplers.gin")
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -34,7 +35,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     save.add_argument("study", metavar="STUDY", help="the study's name (sweeps.study.name)")
     save.add_argument("--out", metavar="FILE", help="where to write (default: reports/records/STUDY.jsonl)")
     load = actions.add_parser("load", help="check the whole record, then log its trials into the store (those it "
-                              "lacks) and the study's profile, design and tables; a bad record writes nothing")
+                              "lacks), the study's profile, design and tables, and its critic card where the store has "
+                              "none; a bad record writes nothing")
     load.add_argument("file", metavar="FILE", help="a record written by `tvrl-bench record save`")
     for sub in (save, load):
         add_tracking_uri(sub, help="the MLflow store (default: $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db)")

@@ -1,12 +1,14 @@
 """Reading a study's record (reports/records/STUDY.jsonl) and checking all of it before anything is written.
 
 `read_record` parses the file and checks every line's shape and types: the header (format, study, the parent run's
-tags, each a string), then each trial (key, run name, tags and params of strings or numbers, metrics as
-`[value, step]`, and the optional `history` of curves as `[[step, value], ...]` in step order, ending at the
-metric's final value). `check_record` checks what the runs say: one profile (the trials' `profile` param and the
-header's `tvrl.profile`), and one configuration per arm and seed (sweeps/same_trials.py). `check_joins` checks
-the record against the study already in the store: the same profile, and no finished run of an arm and seed the
-record holds under another trial key. Each problem is one RecordError line naming the file and line, and the fix.
+tags, each a string, and the optional `critic_card`: records.py's card format, one string a column in each row, with
+the `critic` and `policy` columns the study page reads), then each trial (key, run name, tags and params of strings
+or numbers, metrics as `[value, step]`, and the optional `history` of curves as `[[step, value], ...]` in step
+order, ending at the metric's final value). `check_record` checks what the runs say: one profile (the trials'
+`profile` param and the header's `tvrl.profile`), and one configuration per arm and seed (sweeps/same_trials.py).
+`check_joins` checks the record against the study already in the store: the same profile, and no finished run of an
+arm and seed the record holds under another trial key. Each problem is one RecordError line naming the file and
+line, and the fix.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from tvrl_bench import registry
 from tvrl_bench.sweeps.same_trials import differing_setting, run_slot
 from tvrl_bench.tracking.params import profile_name
 
-FORMAT = 1  # `history` (records.py) is an optional key of format 1: a line without it loads as before
+FORMAT = 1  # `history` and `critic_card` (records.py) are optional keys of format 1: without them, loads as before
 PARENT_TAGS = ("tvrl.profile", "tvrl.decide", "tvrl.tables")  # what the study's sweep, report and page read
 WRITE_IT = "write the file with `tvrl-bench record save STUDY`"
+CARD_KEY = "critic_card"  # the header's copy of the parent run's critic card (records.py)
+CARD_COLUMNS = ("critic", "policy")  # what the study page reads of every card row (report/study_page/critic_cards.py)
 KEY_LENGTH, VALUE_LENGTH = 250, 6000  # what a trial logs (tracking/params.py), so what a record of it holds
 
 
@@ -63,6 +67,37 @@ def _check_header(path: Path, header: dict) -> None:
     tags = header.get("parent_tags", {})
     if not isinstance(tags, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in tags.items()):
         raise RecordError(f"{path}:1: the header's parent_tags = {tags!r} must map tag names to strings; {WRITE_IT}")
+    problem = card_problem(header[CARD_KEY]) if CARD_KEY in header else None
+    if problem:
+        raise RecordError(f"{path}:1: the header's {CARD_KEY} {problem}; {WRITE_IT}, or drop the key (the record "
+                          "loads without the card)")
+
+
+def card_problem(card) -> str | None:
+    """What is wrong with a card as records.py keeps it (`{"columns": [name, ...], "rows": [[value, ...], ...]}`,
+    every name and value a string, the names distinct and among them `critic` and `policy`, one value a column in
+    each row), or None when nothing is."""
+    if not isinstance(card, dict) or set(card) != {"columns", "rows"}:
+        return f'= {_short(card)} must be {{"columns": [name, ...], "rows": [[value, ...], ...]}}'
+    columns, rows = card["columns"], card["rows"]
+    if not isinstance(columns, list) or not all(isinstance(c, str) and c for c in columns) or \
+            len(set(columns)) != len(columns):
+        return f"columns = {_short(columns)} must be distinct column names (strings)"
+    missing = [c for c in CARD_COLUMNS if c not in columns]
+    if missing:
+        return f"columns = {_short(columns)} lack {' and '.join(missing)} (the study page reads both of every row)"
+    if not isinstance(rows, list):
+        return f"rows = {_short(rows)} must be a list of rows"
+    for index, row in enumerate(rows):
+        if not isinstance(row, list) or len(row) != len(columns) or not all(isinstance(v, str) for v in row):
+            return f"rows[{index}] = {_short(row)} must be {len(columns)} strings, one a column"
+    return None
+
+
+def _short(value) -> str:
+    """repr(value), cut to 80 characters."""
+    shown = repr(value)
+    return shown if len(shown) <= 80 else shown[:77] + "..."
 
 
 def _check_trial(where: str, entry) -> None:
@@ -101,7 +136,7 @@ def _check_history(where: str, entry: dict) -> None:
         raise RecordError(f"{where}: history must map metric names to [[step, value], ...], not "
                           f"{type(curves).__name__}; {WRITE_IT}")
     for name, points in curves.items():
-        shown = repr(points) if len(repr(points)) <= 80 else repr(points)[:77] + "..."
+        shown = _short(points)
         ok = isinstance(points, list) and points and all(
             isinstance(p, list) and len(p) == 2 and _step(p[0]) and _number(p[1]) for p in points)
         if not ok or any(a[0] > b[0] for a, b in zip(points, points[1:])):

@@ -2,19 +2,23 @@
 whose MLflow store never held them (a store such as mlflow.db is not in git).
 
 `save_record` writes one JSON line for the study (its parent run's `tvrl.*` tags that the sweep, the report and the
-study page read: profile, staged design, tables) and one per finished trial run: its trial key, run name, `tvrl.*`
-tags, params, final metrics (`metrics: {name: [value, step]}`, each metric's last value and step) and the curves of
-its evaluations during training (`history: {name: [[step, value], ...]}`, every point of each `eval/*` metric the
-run logged at two steps or more, in step order; the last point is the final value). `load_record` checks the whole
-record first (record_check.py: every line's types, one profile, one configuration per arm and seed, and against
-the study in the store) and writes nothing when any of it is wrong; then it logs every recorded trial whose key has
-no finished run there: a FINISHED child run of the study's parent with the same params, tags, curves and final
-metrics, tagged `tvrl.imported_from`. A curve is logged point by point (timestamps of the load, increasing along
-it) and its final value is not logged again, so the store's `get_metric_history` is the original run's steps and
-values and its latest value is the recorded final one. A line without `history` (a record saved before records kept
-curves; still format 1) loads its final values only. A run it cannot finish logging is deleted, and the parent run
-ends as it was (FINISHED when the load made it), so a load never leaves a run RUNNING; unfinished imported runs an
-older load left behind are deleted by the next one. The sweep then skips those trials and the report reads them.
+study page read: profile, staged design, tables; and, under `critic_card`, the critic card `tvrl-bench critic-card
+--study` logged on the parent run, when it logged one: `{"columns": [name, ...], "rows": [[value, ...], ...]}`, the
+CSV's header and rows as its strings, record_cards.py) and one per finished trial run: its trial key, run name,
+`tvrl.*` tags, params, final metrics (`metrics: {name: [value, step]}`, each metric's last value and step) and the
+curves of its evaluations during training (`history: {name: [[step, value], ...]}`, every point of each `eval/*`
+metric the run logged at two steps or more, in step order; the last point is the final value). `load_record` checks
+the whole record first (record_check.py: every line's types, one profile, one configuration per arm and seed, and
+against the study in the store) and writes nothing when any of it is wrong; then it logs every recorded trial whose
+key has no finished run there: a FINISHED child run of the study's parent with the same params, tags, curves and
+final metrics, tagged `tvrl.imported_from`; and the record's critic card as the parent run's `critic_card.csv` when
+the parent holds no card (a card measured in this store, or loaded before, wins). A curve is logged point by point
+(timestamps of the load, increasing along it) and its final value is not logged again, so the store's
+`get_metric_history` is the original run's steps and values and its latest value is the recorded final one. A line
+without `history` (a record saved before records kept curves; still format 1) loads its final values only, and a
+header without `critic_card` logs no card. A run it cannot finish logging is deleted, and the parent run ends as it
+was (FINISHED when the load made it), so a load never leaves a run RUNNING; unfinished imported runs an older load
+left behind are deleted by the next one. The sweep then skips those trials and the report reads them.
 Videos, checkpoints and the `train/*` curves are not recorded.
 """
 
@@ -24,7 +28,9 @@ import json
 import time
 from pathlib import Path
 
-from tvrl_bench.sweeps.record_check import FORMAT, PARENT_TAGS, RecordError, check_joins, check_record, read_record
+from tvrl_bench.sweeps.record_cards import log_card, saved_card
+from tvrl_bench.sweeps.record_check import (CARD_KEY, FORMAT, PARENT_TAGS, RecordError, check_joins, check_record,
+                                            read_record)
 from tvrl_bench.sweeps.state import StudyTracker
 
 IMPORTED_TAG = "tvrl.imported_from"
@@ -33,14 +39,16 @@ __all__ = ["IMPORTED_TAG", "RecordError", "load_record", "read_record", "save_re
 
 
 def save_record(tracking_uri: str, study: str, path: Path) -> int:
-    """Write the study's finished trial runs to `path`; returns how many."""
+    """Write the study's finished trial runs (and its critic card) to `path`; returns how many runs."""
     tracker = StudyTracker.find(tracking_uri, study)
     if tracker is None:
         raise RecordError(f"the store {tracking_uri} holds no study {study!r}: run it first (tvrl-sweep), or name the "
                           "store that holds it with --tracking-uri")
     parent = tracker.client.get_run(tracker.parent_run_id)
+    card = saved_card(tracker.client, study, tracker.parent_run_id)
     lines = [{"format": FORMAT, "study": study,
-              "parent_tags": {k: v for k, v in parent.data.tags.items() if k in PARENT_TAGS}}]
+              "parent_tags": {k: v for k, v in parent.data.tags.items() if k in PARENT_TAGS},
+              **({CARD_KEY: card} if card is not None else {})}]
     runs = tracker.runs()
     for key in sorted(runs.by_key):
         run = runs.latest_finished(key)
@@ -80,6 +88,8 @@ def load_record(tracking_uri: str, path: Path, record: tuple[dict, list[dict]] |
         for tag, value in header.get("parent_tags", {}).items():
             if tag not in tags_now:
                 client.set_tag(tracker.parent_run_id, tag, value)
+        if CARD_KEY in header:
+            log_card(client, tracker.parent_run_id, header[CARD_KEY])
         runs = tracker.runs()
         _delete_unfinished_imports(client, runs)
         for trial in trials:

@@ -96,6 +96,11 @@ def inversion_text(card: CardSummary) -> str:
     return f"{pooled} / {fmt(worst)}" + (f" ({key})" if key and worst > 0 else "")
 
 
+def holds_card(client, run_id: str) -> bool:
+    """Whether the run (a study's parent) has logged a card (`client`: an MlflowClient)."""
+    return any(a.path == CARD_ARTIFACT for a in client.list_artifacts(run_id))
+
+
 def read_cards(download: Callable[[str, str], Path | None], parent_run_id: str | None) -> list[dict] | None:
     """The parent run's card rows, or None when it logged none (`download(run_id, path)` returns a local file)."""
     if not parent_run_id:
