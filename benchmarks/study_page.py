@@ -6,13 +6,13 @@ each; eval/overall, eval/critic_reward and the four toy categories at steps 0, 2
 train/reward_mean; and every run's artifacts: eval/results.json (64 records with their checks), samples/final
 (index.json and 4 H.264 mp4s at 128 x 128, as trials write them) and credit/step_000001.png (a heatmap-sized PNG).
 Like a default trial, every run also ends with a wide evaluation: wide_eval/overall, wide_eval/critic_reward and the
-categories, and wide_eval/results.json with one record per held-out prompt (594 by default, as the toy's wide
-evaluation; `--wide-prompts 0` leaves it out), so the page reads the wide scores, one task per prompt.
+categories, and wide_eval/results.json with one record per held-out prompt (626 by default, as the default
+regime's wide evaluation; `--wide-prompts 0` leaves it out), so the page reads the wide scores, one task per prompt.
 Then, in a fresh process per repeat (so imports count, as in `tvrl-report`), times `regenerate(...)` of the power
 table with the page, and the page alone (`summary["page"]["seconds"]`: runs read, artifacts downloaded, statistics,
 bootstrap, HTML and CSV written).
 
-    python benchmarks/study_page.py [--root DIR] [--repeats 3] [--wide-prompts 594]
+    python benchmarks/study_page.py [--root DIR] [--repeats 3] [--wide-prompts 626]
 
 The last line is `page_s=<median seconds of the page alone> total_s=<median of regenerate with the page>`.
 """
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
                              "reused) and of the page it writes (default: %(default)s)")
     parser.add_argument("--repeats", type=int, default=3, action=at_least(1),
                         help="how many times to time regenerate, each in a fresh process (default: %(default)s)")
-    parser.add_argument("--wide-prompts", type=int, default=594, action=at_least(0),
+    parser.add_argument("--wide-prompts", type=int, default=626, action=at_least(0),
                         help="held-out prompts of each run's wide evaluation (wide_eval/results.json), as a default "
                              "trial logs; 0: no wide evaluation, the page reads eval/* (default: %(default)s)")
     parser.add_argument("--time-once", nargs=2, metavar=("URI", "OUT"), help=argparse.SUPPRESS)

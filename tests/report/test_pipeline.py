@@ -223,7 +223,8 @@ def test_without_tag_every_table_whose_params_exist_is_rendered(samplers_study):
     no_judgments = f"no judgments for study '{folder.name}'"
     assert summary["skipped"] == {"winrate": no_judgments, "winrate_wide_oracle": no_judgments,
                                   "winrate_wide_vivid": no_judgments,
-                                  "rewards_combined": "no cell has data"}  # only the rewards study's critics
+                                  "rewards_combined": "no cell has data",  # only the rewards study's critics
+                                  "vivid_dose": "no cell has data"}  # only the dose study's vivid critics
     for table in summary["tables"]:
         for fmt in ("md", "tex", "csv", "html"):
             assert (folder / f"{table}.{fmt}").is_file()

@@ -73,10 +73,12 @@ def test_the_objectives_study_is_a_base_per_seed_and_every_objective_with_token_
 
 
 @pytest.mark.parametrize("preset", EXPERIMENT_PRESETS, ids=lambda p: p.relative_to(ROOT / "sweeps").as_posix())
-def test_a_preset_kept_beside_the_experiments_loads_on_the_v2_profile(preset):
-    """nft_shared and its null control run in no study (rejected before any trial): they still parse and check."""
+def test_a_preset_kept_beside_the_experiments_loads_on_its_profile(preset):
+    """nft_shared and its null control run in no study (rejected before any trial): they still parse and check, on
+    the v2 profile; the vivid dose study's critics (experiments/rewards/) answer slot-world checks: on toy.gin."""
+    profile = "toy.gin" if preset.parent.name == "rewards" else "toy_v2.gin"
     try:
-        check_trial_config(gin_config.load_config(["components/profiles/toy_v2.gin", str(preset)], []))
+        check_trial_config(gin_config.load_config([f"components/profiles/{profile}", str(preset)], []))
     finally:
         gin.clear_config()
 

@@ -31,6 +31,11 @@ def test_the_four_paper_tables_ship_as_definitions():
     combined = load_table("rewards_combined")  # the combination against each of its parts alone
     assert combined.where["reward"] == ("toy_qwen_slots", "toy_qwen_slots_shortcut", "combined_qwen_shortcut")
     assert combined.columns[1].baseline == {"reward": "combined_qwen_shortcut"} and combined.columns[1].paired
+    dose = load_table("vivid_dose")  # each vivid_bias setting's critic gain beside its evaluator gain
+    assert dose.where["reward"] == ("toy_qwen_slots_vivid_b060", "toy_qwen_slots_vivid_b075", "toy_qwen_slots_vivid")
+    assert [c.metric for c in dose.columns if isinstance(c, DeltaColumn)] == [
+        "wide_eval/overall", "wide_eval/critic_reward", "wide_eval/critic_false_yes"]
+    assert all(c.baseline["method"] == "base" and c.paired for c in dose.columns if isinstance(c, DeltaColumn))
     credit = load_table("credit")
     assert credit.where == {"method": ("GRPO", "TVRL")} and credit.heatmaps
     assert credit.rows_by[0].order[0] == "uniform"
